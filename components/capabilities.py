@@ -1,0 +1,111 @@
+"""What each cloud can and cannot do, declared with reasons, so a spec is rejected before anything is built.
+
+Pure data: importing this never imports a cloud SDK.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from components.catalog import Cloud
+from components.spec import CapacityType
+
+
+@dataclass(frozen=True)
+class LustreSizing:
+    """Allowed capacities for one throughput tier, in TiB as the service counts them (1 TiB = 1,000 GiB
+    on FSx for Lustre and Managed Lustre): multiples of ``step_tib`` from ``min_tib``, plus ``also_tib``."""
+
+    step_tib: float
+    min_tib: float
+    max_tib: float
+    also_tib: tuple[float, ...] = ()
+
+    def allows(self, tib: float) -> bool:
+        if any(abs(tib - a) < 1e-9 for a in self.also_tib):
+            return True
+        steps = tib / self.step_tib
+        return self.min_tib - 1e-9 <= tib <= self.max_tib + 1e-9 and abs(steps - round(steps)) < 1e-9
+
+    def describe(self) -> str:
+        extra = "".join(f"{a:g}, " for a in self.also_tib)
+        return f"{extra}multiples of {self.step_tib:g} from {self.min_tib:g} to {self.max_tib:g}"
+
+
+@dataclass(frozen=True)
+class CloudCapabilities:
+    cloud: Cloud
+    kubernetes_versions: tuple[str, ...]
+    capacity_types: dict[CapacityType, str]  # supported -> how the cloud names it
+    unsupported_capacity: dict[CapacityType, str]  # unsupported -> why, and what to use instead
+    capacity_needs_id: frozenset[CapacityType]
+    capacity_blocks_for: tuple[str, ...] = ()  # machine type prefixes sold as capacity blocks
+    reservation_blocks: bool = False  # can a pool target one block inside a reservation
+    max_compact_nodes: int | None = None  # nodes one compact placement can hold (None: no fixed limit)
+    lustre_service: str = ""
+    lustre_tiers: dict[int, LustreSizing] = field(default_factory=dict)
+    network_id_pattern: str = ""  # an existing VPC / VNet id
+    network_id_example: str = ""
+
+
+_FLEX = "flex-start (queued provisioning) is a GCP Dynamic Workload Scheduler feature"
+
+CAPABILITIES: dict[Cloud, CloudCapabilities] = {
+    Cloud.AWS: CloudCapabilities(
+        cloud=Cloud.AWS,
+        kubernetes_versions=("1.31", "1.32", "1.33", "1.34"),
+        capacity_types={CapacityType.ON_DEMAND: "ON_DEMAND", CapacityType.SPOT: "SPOT",
+                        CapacityType.RESERVATION: "ON_DEMAND (capacity reservation)",
+                        CapacityType.CAPACITY_BLOCK: "CAPACITY_BLOCK"},
+        unsupported_capacity={CapacityType.FLEX_START: f"{_FLEX}; on AWS use capacity_block with a "
+                              "Capacity Block for ML id (cr-...)"},
+        capacity_needs_id=frozenset({CapacityType.RESERVATION, CapacityType.CAPACITY_BLOCK}),
+        capacity_blocks_for=("p4d.", "p4de.", "p5.", "p5e.", "p5en.", "p6-b200."),
+        lustre_service="FSx for Lustre PERSISTENT_2",
+        lustre_tiers={t: LustreSizing(step_tib=2.4, min_tib=1.2, max_tib=2400.0, also_tib=(1.2,))
+                      for t in (125, 250, 500, 1000)},
+        network_id_pattern=r"^vpc-[0-9a-f]{8,17}$",
+        network_id_example="vpc-0123456789abcdef0",
+    ),
+    Cloud.GCP: CloudCapabilities(
+        cloud=Cloud.GCP,
+        kubernetes_versions=("1.31", "1.32", "1.33", "1.34"),
+        capacity_types={CapacityType.ON_DEMAND: "on-demand", CapacityType.SPOT: "spot",
+                        CapacityType.RESERVATION: "SPECIFIC_RESERVATION",
+                        CapacityType.FLEX_START: "flex-start"},
+        unsupported_capacity={CapacityType.CAPACITY_BLOCK: "capacity blocks are an AWS product; on GCP "
+                              "use a reservation (optionally one block of it) or flex_start"},
+        capacity_needs_id=frozenset({CapacityType.RESERVATION}),
+        reservation_blocks=True,
+        max_compact_nodes=1500,  # https://cloud.google.com/kubernetes-engine/docs/how-to/compact-placement
+        lustre_service="Managed Lustre",
+        # https://cloud.google.com/managed-lustre/docs/performance-tiers (capacity_gib / 1000)
+        lustre_tiers={1000: LustreSizing(9, 9, 1530), 500: LustreSizing(18, 18, 3060),
+                      250: LustreSizing(36, 36, 6120), 125: LustreSizing(72, 72, 12240)},
+        network_id_pattern=r"^projects/[a-z][-a-z0-9]{4,28}[a-z0-9]/global/networks/[a-z]([-a-z0-9]*[a-z0-9])?$",
+        network_id_example="projects/my-project/global/networks/train-vpc",
+    ),
+    Cloud.AZURE: CloudCapabilities(
+        cloud=Cloud.AZURE,
+        kubernetes_versions=("1.31", "1.32", "1.33", "1.34"),
+        capacity_types={CapacityType.ON_DEMAND: "Regular", CapacityType.SPOT: "Spot",
+                        CapacityType.RESERVATION: "capacity reservation group"},
+        unsupported_capacity={
+            CapacityType.CAPACITY_BLOCK: "capacity blocks are an AWS product; on Azure use a reservation "
+            "with a capacity reservation group id",
+            CapacityType.FLEX_START: f"{_FLEX}; on Azure use on_demand or a reservation"},
+        capacity_needs_id=frozenset({CapacityType.RESERVATION}),
+        max_compact_nodes=None,
+        lustre_service="Azure Managed Lustre",
+        # https://learn.microsoft.com/azure/azure-managed-lustre/amlfs-overview (SKU increments, TiB)
+        lustre_tiers={40: LustreSizing(48, 48, 768), 125: LustreSizing(16, 16, 128),
+                      250: LustreSizing(8, 8, 128), 500: LustreSizing(4, 4, 128)},
+        network_id_pattern=r"^/subscriptions/[0-9a-f-]{36}/resourceGroups/[^/]+/providers/"
+                           r"Microsoft\.Network/virtualNetworks/[^/]+$",
+        network_id_example="/subscriptions/<uuid>/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/vnet",
+    ),
+}
+
+
+def capabilities(cloud: Cloud) -> CloudCapabilities:
+    return CAPABILITIES[cloud]

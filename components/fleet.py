@@ -1,0 +1,68 @@
+"""A fleet after validation: every node pool resolved against the catalogue. Translators consume this."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from components.catalog import Cloud, Fabric, MachineType
+from components.spec import CapacityType, ClusterSpec, FleetSpec, NodePoolSpec
+
+GPU_TAINT = "nvidia.com/gpu"
+
+
+@dataclass(frozen=True)
+class Pool:
+    """A GPU node pool with its machine, zone and placement decided."""
+
+    spec: NodePoolSpec
+    machine: MachineType
+    zone: str
+    fabric: Fabric  # the fabric this pool wires up; NONE when interconnect is off or the machine has none
+    compact: bool  # one cluster placement group / compact placement policy
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def capacity(self) -> CapacityType:
+        return self.spec.capacity.type
+
+    @property
+    def max_gpus(self) -> int:
+        return self.spec.nodes.max * self.machine.gpus
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """The user's labels plus the ones every cloud's schedulers and Kueue flavors select on."""
+        return {"gpufleet.io/pool": self.name, "gpufleet.io/gpu": self.machine.gpu,
+                "gpufleet.io/fabric": self.fabric.value, **self.spec.labels}
+
+
+@dataclass(frozen=True)
+class Cluster:
+    spec: ClusterSpec
+    cloud: Cloud
+    system_machine: MachineType
+    pools: tuple[Pool, ...]
+    tags: dict[str, str]
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def gpus_by_model(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for pool in self.pools:
+            out[pool.machine.gpu] = out.get(pool.machine.gpu, 0) + pool.max_gpus
+        return out
+
+
+@dataclass(frozen=True)
+class Fleet:
+    spec: FleetSpec
+    clusters: tuple[Cluster, ...]
+
+    @property
+    def cloud(self) -> Cloud:
+        return self.spec.cloud

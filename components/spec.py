@@ -1,0 +1,153 @@
+"""The neutral fleet description: what a user wants, never how one cloud spells it.
+
+These models check shape and types only; cross-field and catalogue checks live in
+``components.validate`` so that every problem is reported at once, with its config path.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from components.catalog import Cloud
+
+NAME = r"^[a-z]([a-z0-9-]{0,30}[a-z0-9])?$"  # fits every cloud's node pool / cluster naming rules
+
+
+class Strict(BaseModel):
+    """Unknown keys are errors: a typo must not silently fall back to a default."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class CapacityType(StrEnum):
+    ON_DEMAND = "on_demand"
+    SPOT = "spot"
+    RESERVATION = "reservation"  # an on-demand capacity reservation / specific reservation / capacity reservation group
+    CAPACITY_BLOCK = "capacity_block"  # AWS EC2 Capacity Blocks for ML
+    FLEX_START = "flex_start"  # GCP Dynamic Workload Scheduler (queued provisioning)
+
+
+class Capacity(Strict):
+    type: CapacityType = CapacityType.ON_DEMAND
+    id: str | None = None  # reservation / capacity block / capacity reservation group id
+    block: str | None = None  # a block inside a reservation, where the cloud has them
+    max_usd_per_hour: float | None = Field(default=None, gt=0)  # spot price cap per node; None: up to on-demand
+
+
+class Nodes(Strict):
+    min: int = Field(default=0, ge=0)
+    max: int = Field(ge=1)
+    desired: int | None = Field(default=None, ge=0)
+
+    @property
+    def initial(self) -> int:
+        """Nodes at creation: desired if given, else min."""
+        return self.min if self.desired is None else self.desired
+
+
+class Taint(Strict):
+    key: str
+    value: str = ""
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = "NoSchedule"
+
+
+class NodePoolSpec(Strict):
+    """A GPU node pool. Name an accelerator and count, or a machine type; the catalogue resolves the other."""
+
+    name: str = Field(pattern=NAME)
+    accelerator: str | None = None
+    gpus: int | None = Field(default=None, ge=1)
+    machine_type: str | None = None
+    nodes: Nodes
+    capacity: Capacity = Capacity()
+    interconnect: Literal["auto", "required", "off"] = "auto"  # auto: the machine's fabric if it has one
+    compact_placement: bool | None = None  # None: on when the pool uses an interconnect fabric
+    zone: str | None = None  # None: the cluster's first zone
+    labels: dict[str, str] = {}
+    taints: list[Taint] = []
+    disk_gib: int = Field(default=500, ge=50, le=16384)
+    local_nvme_raid0: bool = True  # stripe local NVMe into one RAID0 volume for caches
+
+    @model_validator(mode="after")
+    def _what_to_run(self) -> NodePoolSpec:
+        if not self.accelerator and not self.machine_type:
+            raise ValueError("name an accelerator (with gpus) or a machine_type")
+        return self
+
+
+class SystemPoolSpec(Strict):
+    """The CPU pool for cluster add-ons; sized by need, resolved to the cloud's smallest fitting type."""
+
+    vcpus: int = Field(default=8, ge=2, le=64)
+    memory_gib: int = Field(default=32, ge=4, le=512)
+    nodes: Nodes = Nodes(min=2, max=4)
+
+
+class BucketSpec(Strict):
+    name: str = Field(pattern=NAME)
+    versioning: bool = True
+    noncurrent_days: int = Field(default=30, ge=1)  # old checkpoint versions expire after this
+    archive_after_days: int | None = Field(default=None, ge=1)  # move to a colder class after this
+
+
+class LustreSpec(Strict):
+    capacity_tib: float = Field(gt=0)
+    throughput_mbps_per_tib: int = 250
+    bucket: str  # a bucket of this cluster, linked for import and export
+    import_path: str = "datasets/"
+    export_path: str = "checkpoints/"
+
+
+class StorageSpec(Strict):
+    buckets: list[BucketSpec] = []
+    lustre: LustreSpec | None = None
+
+
+class KueueTeam(Strict):
+    name: str = Field(pattern=NAME)
+    gpus: dict[str, int]  # GPU model -> nominal quota
+    borrowing_limit_gpus: int | None = Field(default=None, ge=0)
+
+
+class AddonsSpec(Strict):
+    gpu_driver: Literal["cloud", "operator"] = "operator"  # who installs the NVIDIA driver, never both
+    monitoring: bool = True
+    kueue_teams: list[KueueTeam] = []
+
+
+class ClusterSpec(Strict):
+    name: str = Field(pattern=NAME)
+    region: str
+    zones: list[str] = Field(min_length=1)
+    kubernetes_version: str = Field(default="1.33", pattern=r"^1\.\d{2}$")
+    endpoint: Literal["private", "public"] = "private"
+    public_access_cidrs: list[str] = []  # only with endpoint: public
+    admins: list[str] = []  # principals given cluster admin: IAM role ARNs / Google groups / Entra group ids
+    existing_network: str | None = None  # an existing VPC / VNet id to use instead of creating one
+    system_pool: SystemPoolSpec = SystemPoolSpec()
+    node_pools: list[NodePoolSpec] = []
+    storage: StorageSpec = StorageSpec()
+    addons: AddonsSpec = AddonsSpec()
+
+
+class Tags(Strict):
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    team: str = Field(min_length=1)
+    cost_center: str = Field(min_length=1)
+
+    def as_dict(self) -> dict[str, str]:
+        """Every tag, keys spelt with dashes (cost-center), as all three clouds accept."""
+        return {k.replace("_", "-"): str(v) for k, v in self.model_dump().items()}
+
+
+class FleetSpec(Strict):
+    """One stack: one cloud account / project / subscription, one or more clusters."""
+
+    cloud: Cloud
+    clusters: list[ClusterSpec] = Field(min_length=1)
+    tags: Tags
+    monthly_budget_usd: float = Field(gt=0)

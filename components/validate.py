@@ -1,0 +1,324 @@
+"""Turn a raw fleet description into a resolved Fleet, or report every problem in it at once.
+
+Shape errors come from the pydantic models; everything that needs the catalogue or the cloud's declared
+capabilities is checked here. Nothing is registered with Pulumi until this returns.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import types
+import typing
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from components import catalog
+from components.capabilities import CloudCapabilities, capabilities
+from components.catalog import Cloud, Fabric, MachineType
+from components.errors import SpecError, SpecProblem, did_you_mean, format_path, unknown_name
+from components.fleet import Cluster, Fleet, Pool
+from components.spec import CapacityType, ClusterSpec, FleetSpec, NodePoolSpec
+
+Problems = Iterator[SpecProblem]
+
+_FRIENDLY = {
+    "string_pattern_mismatch": "must be 1-32 lowercase letters, digits or dashes, starting with a letter "
+    "and not ending with a dash",
+}
+
+
+def resolve(raw: Mapping[str, Any] | None, source: str | None = None) -> Fleet:
+    """Validate and resolve; raise SpecError listing every problem (with config paths) otherwise."""
+    if not isinstance(raw, Mapping):
+        got = "nothing" if raw is None else type(raw).__name__
+        raise SpecError([SpecProblem("", f"the fleet description must be a mapping, got {got}.",
+                                     "Set gpufleet:fleet in the stack file to an object with cloud, "
+                                     "clusters, tags and monthly_budget_usd.")], source)
+    try:
+        spec = FleetSpec.model_validate(raw)
+    except ValidationError as err:
+        raise SpecError([_from_pydantic(e) for e in err.errors()], source) from None
+    problems = list(_check_fleet(spec))
+    if problems:
+        raise SpecError(problems, source)
+    clusters = tuple(_cluster(spec, c) for c in spec.clusters)
+    return Fleet(spec=spec, clusters=clusters)
+
+
+# --- shape errors ----------------------------------------------------------------------------------------
+
+def _model_at(loc: tuple[str | int, ...]) -> type[BaseModel] | None:
+    """The model whose fields sit at ``loc``, walking FleetSpec's annotations."""
+    current: Any = FleetSpec
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        model = _first_model(current)
+        if model is None or part not in model.model_fields:
+            return None
+        current = model.model_fields[part].annotation
+    return _first_model(current)
+
+
+def _first_model(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation) if not isinstance(annotation, types.NoneType) else ():
+        found = _first_model(arg)
+        if found:
+            return found
+    return None
+
+
+def _from_pydantic(error: Any) -> SpecProblem:
+    loc = tuple(error["loc"])
+    path = format_path(loc)
+    value = error.get("input")
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        model = _model_at(loc[:-1])
+        known = sorted(model.model_fields) if model else []
+        guess = did_you_mean(str(loc[-1]), known)
+        hint = f" Did you mean '{guess}'?" if guess else ""
+        return SpecProblem(path, f"unknown key.{hint} Allowed here: {', '.join(known)}.")
+    if kind == "missing":
+        return SpecProblem(path, "is required.", "Add it to the stack's gpufleet:fleet config.")
+    message = _FRIENDLY.get(kind, error["msg"][0].lower() + error["msg"][1:])
+    return SpecProblem(path, f"{message}; got {value!r}.")
+
+
+# --- semantic checks -------------------------------------------------------------------------------------
+
+def _duplicates(path: str, kind: str, names: list[str]) -> Problems:
+    for name, count in Counter(names).items():
+        if count > 1:
+            yield SpecProblem(path, f"{kind} name {name!r} is used {count} times.", "Give each a unique name.")
+
+
+def _check_fleet(spec: FleetSpec) -> Problems:
+    caps = capabilities(spec.cloud)
+    yield from _duplicates("clusters", "cluster", [c.name for c in spec.clusters])
+    for i, cluster in enumerate(spec.clusters):
+        yield from _check_cluster(spec.cloud, caps, cluster, f"clusters[{i}]")
+
+
+def _known_regions(cloud: Cloud) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for (c, _), regions in catalog.offerings().items():
+        if c is cloud:
+            for region, zones in regions.items():
+                out.setdefault(region, set()).update(zones)
+    return out
+
+
+def _check_cluster(cloud: Cloud, caps: CloudCapabilities, c: ClusterSpec, path: str) -> Problems:
+    regions = _known_regions(cloud)
+    if c.region not in regions:
+        yield unknown_name(f"{path}.region", f"{cloud.title} region with GPU offerings", c.region, sorted(regions))
+        return
+    for j, zone in enumerate(c.zones):
+        if zone not in regions[c.region]:
+            yield unknown_name(f"{path}.zones[{j}]", f"zone of {c.region}", zone, sorted(regions[c.region]))
+    if c.kubernetes_version not in caps.kubernetes_versions:
+        yield SpecProblem(f"{path}.kubernetes_version",
+                          f"{c.kubernetes_version!r} is not a supported {cloud.title} Kubernetes version.",
+                          f"Use one of {', '.join(caps.kubernetes_versions)}.")
+    yield from _check_endpoint(c, path)
+    if c.existing_network and not re.match(caps.network_id_pattern, c.existing_network):
+        yield SpecProblem(f"{path}.existing_network", f"{c.existing_network!r} is not a {cloud.title} "
+                          f"network id.", f"Use the form {caps.network_id_example}.")
+    if catalog.smallest_cpu(cloud, c.system_pool.vcpus, c.system_pool.memory_gib) is None:
+        yield SpecProblem(f"{path}.system_pool", f"no {cloud.title} CPU machine type has "
+                          f"{c.system_pool.vcpus} vCPUs and {c.system_pool.memory_gib} GiB.",
+                          "Ask for at most 16 vCPUs and 64 GiB.")
+    yield from _check_nodes(c.system_pool.nodes, f"{path}.system_pool.nodes")
+    yield from _duplicates(f"{path}.node_pools", "node pool", [p.name for p in c.node_pools])
+    for j, pool in enumerate(c.node_pools):
+        yield from _check_pool(cloud, caps, c, pool, f"{path}.node_pools[{j}]")
+    yield from _check_storage(caps, c, f"{path}.storage")
+    yield from _check_kueue(cloud, c, f"{path}.addons.kueue_teams")
+
+
+def _check_endpoint(c: ClusterSpec, path: str) -> Problems:
+    where = f"{path}.public_access_cidrs"
+    if c.endpoint == "private" and c.public_access_cidrs:
+        yield SpecProblem(where, "is set but the endpoint is private.",
+                          "Remove it, or set endpoint: public to open the API server to these ranges.")
+    if c.endpoint == "public" and not c.public_access_cidrs:
+        yield SpecProblem(where, "is empty: a public endpoint would be open to the whole internet.",
+                          "List the office/VPN CIDRs that may reach the API server.")
+    for k, cidr in enumerate(c.public_access_cidrs):
+        try:
+            net = ipaddress.ip_network(cidr, strict=False)
+        except ValueError:
+            yield SpecProblem(f"{where}[{k}]", f"{cidr!r} is not a CIDR.", "Write it like 203.0.113.0/24.")
+            continue
+        if net.prefixlen == 0:
+            yield SpecProblem(f"{where}[{k}]", f"{cidr!r} opens the API server to everyone.",
+                              "Use narrower ranges, or keep the endpoint private.")
+
+
+def _check_nodes(nodes: Any, path: str) -> Problems:
+    if nodes.min > nodes.max:
+        yield SpecProblem(path, f"min ({nodes.min}) is greater than max ({nodes.max}).",
+                          "Set min <= max.")
+    elif nodes.desired is not None and not nodes.min <= nodes.desired <= nodes.max:
+        yield SpecProblem(f"{path}.desired", f"{nodes.desired} is outside min..max "
+                          f"({nodes.min}..{nodes.max}).", "Set desired between min and max, or omit it.")
+
+
+def pick_machine(cloud: Cloud, pool: NodePoolSpec, path: str) -> tuple[MachineType | None, list[SpecProblem]]:
+    """The catalogue row a node pool asks for, or the problems that stop us choosing one."""
+    if pool.machine_type:
+        machine = catalog.by_name(cloud, pool.machine_type)
+        if machine is None:
+            kind = f"{cloud.title} GPU machine type"
+            return None, [unknown_name(f"{path}.machine_type", kind, pool.machine_type, catalog.names(cloud))]
+        clash = []
+        if pool.accelerator and pool.accelerator != machine.gpu:
+            clash.append(f"accelerator {pool.accelerator}")
+        if pool.gpus and pool.gpus != machine.gpus:
+            clash.append(f"gpus {pool.gpus}")
+        if clash:
+            return None, [SpecProblem(path, f"{machine.name} has {machine.gpus} x {machine.gpu}, not "
+                                      f"{' and '.join(clash)}.", "Drop accelerator/gpus or the machine_type.")]
+        return machine, []
+    assert pool.accelerator is not None
+    if pool.accelerator not in catalog.gpu_models():
+        return None, [unknown_name(f"{path}.accelerator", "GPU", pool.accelerator, catalog.gpu_models())]
+    found = catalog.matching(cloud, pool.accelerator, pool.gpus)
+    if not found:
+        counts = sorted({m.gpus for m in catalog.matching(cloud, pool.accelerator, None)})
+        offer = f"it comes with {', '.join(map(str, counts))} GPUs per node" if counts else "it is not offered"
+        return None, [SpecProblem(f"{path}.gpus", f"no {cloud.title} machine type has {pool.gpus} x "
+                                  f"{pool.accelerator}; {offer}.", "Change gpus, or name a machine_type.")]
+    defaults = [m for m in found if m.default_for_gpu]
+    if len(found) > 1 and len(defaults) != 1:
+        options = ", ".join(f"{m.name} ({m.gpus} x {m.gpu_memory_gib} GiB)" for m in found)
+        return None, [SpecProblem(f"{path}.accelerator", f"{pool.accelerator} is ambiguous on {cloud.title}: "
+                                  f"{options}.", "Set gpus, or name a machine_type.")]
+    return (defaults[0] if len(found) > 1 else found[0]), []
+
+
+def _check_pool(cloud: Cloud, caps: CloudCapabilities, c: ClusterSpec, pool: NodePoolSpec, path: str) -> Problems:
+    yield from _check_nodes(pool.nodes, f"{path}.nodes")
+    machine, problems = pick_machine(cloud, pool, path)
+    yield from problems
+    if machine is None:
+        return
+    offered = catalog.regions(cloud, machine.name)
+    if c.region not in offered:
+        yield SpecProblem(f"{path}.machine_type", f"{machine.name} is not offered in {c.region}.",
+                          f"Regions that offer it: {', '.join(sorted(offered)) or 'none known'}.")
+        return
+    zone = pool.zone or c.zones[0]
+    if pool.zone and pool.zone not in c.zones:
+        yield SpecProblem(f"{path}.zone", f"{zone!r} is not one of the cluster's zones ({', '.join(c.zones)}).",
+                          "Add it to the cluster's zones or pick one of them.")
+    elif zone not in offered[c.region]:
+        yield SpecProblem(f"{path}.zone" if pool.zone else f"{path}.machine_type",
+                          f"{machine.name} is not offered in zone {zone}.",
+                          f"Zones of {c.region} that offer it: {', '.join(offered[c.region])}; set zone.")
+    if pool.interconnect == "required" and machine.fabric is Fabric.NONE:
+        with_fabric = [m.name for m in catalog.for_cloud(cloud) if m.gpu == machine.gpu and m.interconnect]
+        yield SpecProblem(f"{path}.interconnect", f"'required' but {machine.name} has no high-speed "
+                          "interconnect.", f"Use a machine with one ({', '.join(with_fabric) or 'none for this GPU'})"
+                          " or set interconnect: auto.")
+    compact = _compact(pool, machine)
+    if compact and caps.max_compact_nodes and pool.nodes.max > caps.max_compact_nodes:
+        yield SpecProblem(f"{path}.nodes.max", f"{pool.nodes.max} nodes do not fit one compact placement "
+                          f"(at most {caps.max_compact_nodes} on {cloud.title}).",
+                          "Split the pool, or set compact_placement: false.")
+    yield from _check_capacity(cloud, caps, pool, machine, f"{path}.capacity")
+
+
+def _compact(pool: NodePoolSpec, machine: MachineType) -> bool:
+    if pool.compact_placement is not None:
+        return pool.compact_placement
+    return pool.interconnect != "off" and machine.interconnect
+
+
+def _check_capacity(cloud: Cloud, caps: CloudCapabilities, pool: NodePoolSpec, machine: MachineType,
+                    path: str) -> Problems:
+    cap = pool.capacity
+    if cap.type in caps.unsupported_capacity:
+        yield SpecProblem(f"{path}.type", f"{cap.type.value!r} is not available on {cloud.title}: "
+                          f"{caps.unsupported_capacity[cap.type]}.",
+                          f"Allowed: {', '.join(t.value for t in caps.capacity_types)}.")
+        return
+    if cap.type in caps.capacity_needs_id and not cap.id:
+        yield SpecProblem(f"{path}.id", f"capacity type {cap.type.value!r} needs the reservation id.",
+                          "Set capacity.id to the id the cloud gave the reservation.")
+    if cap.type not in caps.capacity_needs_id and cap.id:
+        yield SpecProblem(f"{path}.id", f"is set, but capacity type {cap.type.value!r} takes no id.",
+                          f"Remove it, or set type to one of {', '.join(t.value for t in caps.capacity_needs_id)}.")
+    if cap.block and not (caps.reservation_blocks and cap.type is CapacityType.RESERVATION):
+        yield SpecProblem(f"{path}.block", f"reservation blocks are not available for {cap.type.value!r} on "
+                          f"{cloud.title}.", "Remove capacity.block.")
+    if cap.max_usd_per_hour is not None and cap.type is not CapacityType.SPOT:
+        yield SpecProblem(f"{path}.max_usd_per_hour", "a price cap only applies to spot capacity.",
+                          "Remove it, or set type: spot.")
+    if cap.type is CapacityType.CAPACITY_BLOCK and not machine.name.startswith(caps.capacity_blocks_for):
+        yield SpecProblem(f"{path}.type", f"{machine.name} is not sold as a capacity block.",
+                          f"Capacity blocks cover {', '.join(p.rstrip('.') for p in caps.capacity_blocks_for)}.")
+
+
+def _check_storage(caps: CloudCapabilities, c: ClusterSpec, path: str) -> Problems:
+    names = [b.name for b in c.storage.buckets]
+    yield from _duplicates(f"{path}.buckets", "bucket", names)
+    lustre = c.storage.lustre
+    if lustre is None:
+        return
+    if lustre.bucket not in names:
+        yield unknown_name(f"{path}.lustre.bucket", "bucket of this cluster", lustre.bucket, names or ["(none)"])
+    tier = caps.lustre_tiers.get(lustre.throughput_mbps_per_tib)
+    if tier is None:
+        yield SpecProblem(f"{path}.lustre.throughput_mbps_per_tib", f"{lustre.throughput_mbps_per_tib} is not a "
+                          f"{caps.lustre_service} throughput tier.",
+                          f"Allowed: {', '.join(map(str, sorted(caps.lustre_tiers)))}.")
+    elif not tier.allows(lustre.capacity_tib):
+        yield SpecProblem(f"{path}.lustre.capacity_tib", f"{lustre.capacity_tib:g} TiB is not a valid "
+                          f"{caps.lustre_service} size for the {lustre.throughput_mbps_per_tib} MB/s/TiB tier.",
+                          f"Allowed: {tier.describe()} TiB.")
+
+
+def _check_kueue(cloud: Cloud, c: ClusterSpec, path: str) -> Problems:
+    teams = c.addons.kueue_teams
+    yield from _duplicates(path, "team", [t.name for t in teams])
+    supply: dict[str, int] = {}
+    for pool in c.node_pools:
+        machine, problems = pick_machine(cloud, pool, "")
+        if machine and not problems:
+            supply[machine.gpu] = supply.get(machine.gpu, 0) + pool.nodes.max * machine.gpus
+    asked: Counter[str] = Counter()
+    for i, team in enumerate(teams):
+        for gpu, count in team.gpus.items():
+            if gpu not in supply:
+                yield unknown_name(f"{path}[{i}].gpus.{gpu}", "GPU in this cluster's node pools", gpu,
+                                   sorted(supply) or ["(none)"])
+            asked[gpu] += count
+    for gpu, total in asked.items():
+        if gpu in supply and total > supply[gpu]:
+            yield SpecProblem(path, f"team quotas ask for {total} {gpu} GPUs but the node pools provide at most "
+                              f"{supply[gpu]}.", "Lower the quotas or raise the pools' nodes.max.")
+
+
+# --- resolution (only after every check passed) --------------------------------------------------------
+
+def _cluster(spec: FleetSpec, c: ClusterSpec) -> Cluster:
+    cloud = spec.cloud
+    system = catalog.smallest_cpu(cloud, c.system_pool.vcpus, c.system_pool.memory_gib)
+    assert system is not None
+    pools = []
+    for pool in c.node_pools:
+        machine, _ = pick_machine(cloud, pool, "")
+        assert machine is not None
+        fabric = machine.fabric if pool.interconnect != "off" else Fabric.NONE
+        pools.append(Pool(spec=pool, machine=machine, zone=pool.zone or c.zones[0], fabric=fabric,
+                          compact=_compact(pool, machine)))
+    tags = {**spec.tags.as_dict(), "gpufleet-cluster": c.name}
+    return Cluster(spec=c, cloud=cloud, system_machine=system, pools=tuple(pools), tags=tags)

@@ -1,0 +1,94 @@
+"""gpufleet: offline previews of GPU fleet stacks (and, as they land, policies, diffs and capacity plans)."""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from gpufleet.capture import ProgramError
+from gpufleet.preview import preview_stack
+from gpufleet.render import print_preview
+from stacks.config import STACKS_DIR, stack_names
+
+app = typer.Typer(help="Multi-cloud GPU training fleets on Pulumi.", no_args_is_help=True,
+                  pretty_exceptions_enable=False)
+console = Console()
+errors = Console(stderr=True)
+
+
+@app.callback()
+def main() -> None:
+    """Multi-cloud GPU training fleets on Pulumi: previews, policies, diffs and capacity plans."""
+
+
+class Format(StrEnum):
+    TEXT = "text"
+    JSON = "json"
+
+
+@app.command()
+def preview(
+    stack: Annotated[list[str] | None, typer.Option("--stack", "-s", help="Stack to preview (repeatable).")] = None,
+    all_stacks: Annotated[bool, typer.Option("--all", help="Preview every stack under the stacks directory.")] = False,
+    fmt: Annotated[Format, typer.Option("--format", "-f",
+                                        help="text (rich) or json (gpufleet.preview/v1).")] = Format.TEXT,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write JSON here: a file for one stack, "
+                                             "a directory (one <stack>.json each) for several.")] = None,
+    stacks_dir: Annotated[Path, typer.Option(help="Where the Pulumi.<stack>.yaml files are.")] = STACKS_DIR,
+    tree: Annotated[bool, typer.Option(help="Show the resource tree in text output.")] = True,
+) -> None:
+    """Show what a stack declares, without credentials: its real program runs under Pulumi's mock runtime.
+
+    Exits 1 when a stack's fleet description is invalid (every problem is listed), 2 when a program fails.
+    """
+    names = _stacks(stack, all_stacks, stacks_dir)
+    previews = []
+    for name in names:
+        try:
+            previews.append(preview_stack(name, stacks_dir))
+        except ProgramError as err:
+            errors.print(f"[red]stack {name}:[/] {err}")
+            raise typer.Exit(2) from None
+    documents = [p.document() for p in previews]
+    if fmt is Format.JSON:
+        _write_json(documents, out)
+    else:
+        for p in previews:
+            print_preview(console, p, tree=tree)
+    if not all(p.ok for p in previews):
+        raise typer.Exit(1)
+
+
+def _stacks(stack: list[str] | None, all_stacks: bool, stacks_dir: Path) -> list[str]:
+    known = stack_names(stacks_dir)
+    if all_stacks:
+        return known
+    if not stack:
+        errors.print("Name a stack with --stack NAME, or use --all. Stacks: " + ", ".join(known))
+        raise typer.Exit(2)
+    unknown = [s for s in stack if s not in known]
+    if unknown:
+        errors.print(f"No stack file for {', '.join(unknown)} in {stacks_dir}. Stacks: {', '.join(known) or 'none'}.")
+        raise typer.Exit(2)
+    return stack
+
+
+def _write_json(documents: list[dict], out: Path | None) -> None:
+    if out is None:
+        payload = documents[0] if len(documents) == 1 else documents
+        typer.echo(json.dumps(payload, indent=2, sort_keys=False))
+    elif len(documents) == 1 and out.suffix == ".json":
+        out.write_text(json.dumps(documents[0], indent=2) + "\n")
+    else:
+        out.mkdir(parents=True, exist_ok=True)
+        for doc in documents:
+            (out / f"{doc['stack']}.json").write_text(json.dumps(doc, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,53 @@
+"""Terminal rendering of previews with rich: the resource tree, counts by type, GPUs by model, errors."""
+
+from __future__ import annotations
+
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.tree import Tree
+
+from gpufleet.capture import Resource
+from gpufleet.preview import Preview
+
+
+def resource_tree(preview: Preview) -> Tree:
+    root = Tree(f"[bold]stack {preview.stack}[/]")
+    resources = preview.graph.resources if preview.graph else []
+    nodes: dict[str | None, Tree] = {None: root}
+    for r in resources:  # tree order: parents come first
+        parent = nodes.get(r.parent, root)
+        nodes[r.key] = parent.add(_label(r))
+    return root
+
+
+def _label(r: Resource) -> str:
+    if r.custom:
+        return f"{r.name} [dim]{r.type}[/]"
+    return f"[bold cyan]{r.name}[/] [cyan]{r.type}[/]"
+
+
+def summary_tables(preview: Preview) -> Group:
+    counts = Table(title="Resources by type", show_edge=False)
+    counts.add_column("type")
+    counts.add_column("count", justify="right")
+    for kind, n in preview.counts_by_type().items():
+        counts.add_row(kind, str(n))
+    counts.add_row("[bold]total[/]", f"[bold]{sum(preview.counts_by_type().values())}[/]")
+    gpus = Table(title="GPUs by model (at nodes.max)", show_edge=False, min_width=40)
+    gpus.add_column("GPU")
+    gpus.add_column("GPUs", justify="right")
+    for model, n in preview.gpus().items():
+        gpus.add_row(model, f"{n:,}")
+    return Group(counts, gpus)
+
+
+def print_preview(console: Console, preview: Preview, *, tree: bool = True) -> None:
+    if not preview.ok:
+        body = "\n".join(f"• {e}" for e in preview.errors)
+        console.print(Panel(body, title=f"[red]stack {preview.stack}: invalid fleet — nothing was built[/]",
+                            border_style="red"))
+        return
+    if tree:
+        console.print(resource_tree(preview))
+    console.print(summary_tables(preview))

@@ -1,0 +1,12 @@
+"""The Pulumi program: one stack, one cloud, one or more GPU clusters from the neutral fleet spec."""
+
+import pulumi
+
+from components.translators import deploy
+from stacks import config
+
+fleet = config.load()
+for cluster in fleet.clusters:
+    built = deploy(fleet.cloud, cluster)
+    pulumi.export(f"{cluster.name}-kubeconfig", built.kubeconfig)
+pulumi.export("gpus", {c.name: c.gpus_by_model() for c in fleet.clusters})

@@ -1,0 +1,66 @@
+"""The only reader of stack configuration: ``gpufleet:fleet`` in stacks/Pulumi.<stack>.yaml."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from components.errors import SpecError, SpecProblem
+from components.fleet import Fleet
+from components.validate import resolve
+
+STACKS_DIR = Path(__file__).parent
+CONFIG_KEY = "gpufleet:fleet"
+
+
+def stack_file(stack: str, directory: Path = STACKS_DIR) -> Path:
+    return directory / f"Pulumi.{stack}.yaml"
+
+
+def stack_names(directory: Path = STACKS_DIR) -> list[str]:
+    return sorted(p.name[len("Pulumi."):-len(".yaml")] for p in directory.glob("Pulumi.*.yaml"))
+
+
+def read_stack_config(path: Path) -> dict[str, Any]:
+    """The stack file's ``config`` map, or a SpecError naming the file when it cannot be read."""
+    try:
+        document = yaml.safe_load(path.read_text()) or {}
+    except OSError as err:
+        raise SpecError([SpecProblem("", f"cannot read the stack file: {err.strerror}.")], str(path)) from None
+    except yaml.YAMLError as err:
+        raise SpecError([SpecProblem("", f"is not valid YAML: {err}".replace("\n", " "))], str(path)) from None
+    config = document.get("config") if isinstance(document, dict) else None
+    if not isinstance(config, dict):
+        raise SpecError([SpecProblem("config", "is missing or not a mapping.",
+                                     f"Add a config: section with {CONFIG_KEY}.")], str(path))
+    return config
+
+
+def load_stack(path: Path) -> tuple[dict[str, Any], Fleet]:
+    """The stack file's config and the fleet it describes (for the CLI, the planner and tests)."""
+    config = read_stack_config(path)
+    return config, resolve(config.get(CONFIG_KEY), _display(path))
+
+
+def load_stack_file(path: Path) -> Fleet:
+    return load_stack(path)[1]
+
+
+def load() -> Fleet:
+    """Inside a running Pulumi program: the fleet of the current stack, or a RunError (no traceback)."""
+    import pulumi
+
+    raw = pulumi.Config("gpufleet").get_object("fleet")
+    try:
+        return resolve(raw, f"stacks/Pulumi.{pulumi.get_stack()}.yaml")
+    except SpecError as err:
+        raise pulumi.RunError(str(err)) from None
+
+
+def _display(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
