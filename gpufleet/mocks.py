@@ -1,115 +1,23 @@
-"""FAKE cloud answers for the offline preview: what a provider would return on create, and invoke results.
+"""The Pulumi Mocks the offline preview runs programs against: FAKE answers from gpufleet/fakes/.
 
-These are labelled fakes: realistic shapes (ARNs, ids, endpoints) derived deterministically from the
-resource name so a preview is stable run to run. An invoke with no answer here fails loudly, by name.
+An invoke with no fake answer fails loudly, by name, rather than returning something made up.
 """
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Callable
 from typing import Any
 
 from pulumi.runtime import MockCallArgs, MockResourceArgs, Mocks
 
-ACCOUNT = "123456789012"
-DEFAULT_REGION = "us-east-1"
+from gpufleet.fakes import CLOUDS
+from gpufleet.fakes.base import hex_id
 
 
 class UnknownInvoke(RuntimeError):
     def __init__(self, token: str):
-        super().__init__(f"the offline preview has no fake answer for invoke {token!r}; add one to "
-                         "INVOKES in gpufleet/mocks.py (with realistic values) or avoid the invoke")
+        super().__init__(f"the offline preview has no fake answer for invoke {token!r}; add one to INVOKES "
+                         "in gpufleet/fakes/<cloud>.py (with realistic values) or avoid the invoke")
         self.token = token
-
-
-def hex_id(seed: str, length: int = 17) -> str:
-    return hashlib.sha256(seed.encode()).hexdigest()[:length]
-
-
-def _region(inputs: dict[str, Any]) -> str:
-    return str(inputs.get("region") or DEFAULT_REGION)
-
-
-def _arn(service: str, resource: str, inputs: dict[str, Any], *, regional: bool = True) -> str:
-    region = _region(inputs) if regional else ""
-    return f"arn:aws:{service}:{region}:{ACCOUNT}:{resource}"
-
-
-Outputs = Callable[[MockResourceArgs, str], dict[str, Any]]
-
-
-def _eks_cluster(a: MockResourceArgs, rid: str) -> dict[str, Any]:
-    region, token = _region(a.inputs), hex_id(a.name, 32).upper()
-    return {
-        "arn": _arn("eks", f"cluster/{a.inputs.get('name', a.name)}", a.inputs),
-        "endpoint": f"https://{token}.gr7.{region}.eks.amazonaws.com",
-        "certificateAuthority": {"data": "RkFLRS1DQS1GT1ItT0ZGTElORS1QUkVWSUVX"},  # base64("FAKE-CA-...")
-        "identities": [{"oidcs": [{"issuer": f"https://oidc.eks.{region}.amazonaws.com/id/{token}"}]}],
-        "vpcConfig": {**a.inputs.get("vpcConfig", {}), "clusterSecurityGroupId": f"sg-{hex_id(a.name + 'csg')}"},
-        "status": "ACTIVE",
-    }
-
-
-AWS_OUTPUTS: dict[str, Outputs] = {
-    "aws:eks/cluster:Cluster": _eks_cluster,
-    "aws:iam/role:Role": lambda a, rid: {"arn": f"arn:aws:iam::{ACCOUNT}:role/{rid}", "name": rid},
-    "aws:kms/key:Key": lambda a, rid: {"arn": _arn("kms", f"key/{rid}", a.inputs), "keyId": rid},
-    "aws:s3/bucket:Bucket": lambda a, rid: {"bucket": rid, "arn": f"arn:aws:s3:::{rid}"},
-    "aws:ec2/launchTemplate:LaunchTemplate": lambda a, rid: {
-        "latestVersion": 1, "arn": _arn("ec2", f"launch-template/{rid}", a.inputs)},
-    "aws:ec2/placementGroup:PlacementGroup": lambda a, rid: {"name": rid, "placementGroupId": f"pg-{hex_id(a.name)}"},
-    "aws:fsx/lustreFileSystem:LustreFileSystem": lambda a, rid: {
-        "dnsName": f"{rid}.fsx.{_region(a.inputs)}.amazonaws.com", "mountName": hex_id(a.name, 8),
-        "arn": _arn("fsx", f"file-system/{rid}", a.inputs)},
-    "aws:eks/nodeGroup:NodeGroup": lambda a, rid: {
-        "arn": _arn("eks", f"nodegroup/{rid}", a.inputs), "status": "ACTIVE"},
-}
-
-_ID_PREFIX = {
-    "aws:ec2/vpc:Vpc": "vpc-", "aws:ec2/subnet:Subnet": "subnet-", "aws:ec2/securityGroup:SecurityGroup": "sg-",
-    "aws:ec2/launchTemplate:LaunchTemplate": "lt-", "aws:ec2/natGateway:NatGateway": "nat-",
-    "aws:ec2/eip:Eip": "eipalloc-", "aws:ec2/internetGateway:InternetGateway": "igw-",
-    "aws:ec2/routeTable:RouteTable": "rtb-", "aws:fsx/lustreFileSystem:LustreFileSystem": "fs-",
-    "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation": "dra-",
-}
-
-
-def physical_id(a: MockResourceArgs) -> str:
-    prefix = _ID_PREFIX.get(a.typ)
-    if prefix:
-        return prefix + hex_id(a.typ + a.name)
-    if a.typ == "aws:s3/bucket:Bucket":
-        return f"{a.inputs.get('bucketPrefix', a.name + '-')}{hex_id(a.name, 8)}"
-    return f"{a.name}-{hex_id(a.name, 7)}"
-
-
-# --- invokes --------------------------------------------------------------------------------------------
-
-_ADDON_VERSIONS = {"vpc-cni": "v1.20.4-eksbuild.1", "coredns": "v1.12.2-eksbuild.4",
-                   "eks-pod-identity-agent": "v1.3.8-eksbuild.2"}
-
-
-def _addon_version(args: dict[str, Any]) -> dict[str, Any]:
-    name, k8s = args["addonName"], args["kubernetesVersion"]
-    version = _ADDON_VERSIONS.get(name, f"v{k8s}.3-eksbuild.2")
-    return {"id": name, "addonName": name, "kubernetesVersion": k8s, "version": version, "mostRecent": True}
-
-
-def _subnets(args: dict[str, Any]) -> dict[str, Any]:
-    seed = "".join(v for f in args.get("filters", []) for v in f.get("values", []))
-    return {"id": DEFAULT_REGION, "ids": [f"subnet-{hex_id(seed)}"], "filters": args.get("filters", [])}
-
-
-INVOKES: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
-    "aws:index/getPartition:getPartition": lambda a: {"id": "aws", "partition": "aws", "dnsSuffix": "amazonaws.com",
-                                                      "reverseDnsPrefix": "com.amazonaws"},
-    "aws:index/getCallerIdentity:getCallerIdentity": lambda a: {
-        "id": ACCOUNT, "accountId": ACCOUNT, "arn": f"arn:aws:iam::{ACCOUNT}:user/gpufleet-preview",
-        "userId": "AIDAFAKEPREVIEWUSER"},
-    "aws:eks/getAddonVersion:getAddonVersion": _addon_version,
-    "aws:ec2/getSubnets:getSubnets": _subnets,
-}
 
 
 class FleetMocks(Mocks):
@@ -117,11 +25,12 @@ class FleetMocks(Mocks):
 
     def __init__(self) -> None:
         self.unknown_invokes: list[str] = []
-        self.outputs: dict[str, Outputs] = {**AWS_OUTPUTS}
-        self.invokes = dict(INVOKES)
+        self.outputs = {k: v for cloud in CLOUDS for k, v in cloud.OUTPUTS.items()}
+        self.invokes = {k: v for cloud in CLOUDS for k, v in cloud.INVOKES.items()}
 
     def new_resource(self, args: MockResourceArgs) -> tuple[str, dict[str, Any]]:
-        rid = physical_id(args)
+        rid = next((i for cloud in CLOUDS if (i := cloud.physical_id(args))), None)
+        rid = rid or f"{args.name}-{hex_id(args.typ + args.name, 7)}"
         extra = self.outputs.get(args.typ)
         return rid, {**args.inputs, **(extra(args, rid) if extra else {})}
 

@@ -1,0 +1,41 @@
+"""Shared fixtures: run the real stack program under the recording mock monitor and hand back the graph."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpufleet.capture import Graph, Resource, run_program
+from stacks.config import CONFIG_KEY, STACKS_DIR, read_stack_config, stack_file
+
+Capture = Callable[[dict[str, Any]], Graph]
+
+
+def example_fleet(stack: str) -> dict[str, Any]:
+    """A deep copy of an example stack's gpufleet:fleet, for tests to mutate."""
+    return copy.deepcopy(read_stack_config(stack_file(stack, STACKS_DIR))[CONFIG_KEY])
+
+
+@pytest.fixture
+def capture() -> Capture:
+    """capture(fleet_dict) -> Graph: the stack program run under mocks with that fleet."""
+    return lambda fleet: run_program("test", {CONFIG_KEY: fleet})
+
+
+def of_type(graph: Graph, type_suffix: str) -> list[Resource]:
+    return [r for r in graph.resources if r.type.endswith(type_suffix)]
+
+
+def one(graph: Graph, type_suffix: str, name: str) -> Resource:
+    found = [r for r in of_type(graph, type_suffix) if r.name == name]
+    assert len(found) == 1, f"expected one {type_suffix} named {name}, got {[r.name for r in of_type(graph, type_suffix)]}"
+    return found[0]
+
+
+@pytest.fixture(scope="session")
+def stacks_dir() -> Path:
+    return STACKS_DIR
