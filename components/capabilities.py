@@ -20,16 +20,28 @@ class LustreSizing:
     min_tib: float
     max_tib: float
     also_tib: tuple[float, ...] = ()
+    then_step_tib: float | None = None  # a coarser step above max_tib (Managed Lustre's large sizes) ...
+    then_max_tib: float | None = None  # ... up to this size
 
     def allows(self, tib: float) -> bool:
         if any(abs(tib - a) < 1e-9 for a in self.also_tib):
             return True
-        steps = tib / self.step_tib
-        return self.min_tib - 1e-9 <= tib <= self.max_tib + 1e-9 and abs(steps - round(steps)) < 1e-9
+        if _multiple(tib, self.step_tib) and self.min_tib - 1e-9 <= tib <= self.max_tib + 1e-9:
+            return True
+        return (self.then_step_tib is not None and self.then_max_tib is not None
+                and _multiple(tib, self.then_step_tib) and self.max_tib < tib <= self.then_max_tib + 1e-9)
 
     def describe(self) -> str:
         extra = "".join(f"{a:g}, " for a in self.also_tib)
-        return f"{extra}multiples of {self.step_tib:g} from {self.min_tib:g} to {self.max_tib:g}"
+        text = f"{extra}multiples of {self.step_tib:g} from {self.min_tib:g} to {self.max_tib:g}"
+        if self.then_step_tib is not None and self.then_max_tib is not None:
+            text += f", then multiples of {self.then_step_tib:g} up to {self.then_max_tib:g}"
+        return text
+
+
+def _multiple(value: float, step: float) -> bool:
+    steps = value / step
+    return abs(steps - round(steps)) < 1e-9
 
 
 @dataclass(frozen=True)
@@ -46,6 +58,15 @@ class CloudCapabilities:
     lustre_tiers: dict[int, LustreSizing] = field(default_factory=dict)
     network_id_pattern: str = ""  # an existing VPC / VNet id
     network_id_example: str = ""
+    account_kind: str = ""  # what the cloud calls FleetSpec.account: account id / project id / subscription id
+    account_pattern: str = ""  # "" : any value is accepted
+    account_example: str = ""
+    account_required: bool = False  # the translator cannot build without it
+    reservation_id_pattern: str = ""  # capacity.id for reservations; a named group "zone" pins the zone
+    reservation_id_example: str = ""
+    spot_price_cap: bool = True  # can spot capacity carry a maximum price
+    scale_from_zero: frozenset[CapacityType] = frozenset()  # capacity types whose pools must have min 0
+    capacity_for: dict[str, frozenset[CapacityType]] = field(default_factory=dict)  # machine prefix -> only these
 
 
 _FLEX = "flex-start (queued provisioning) is a GCP Dynamic Workload Scheduler feature"
@@ -72,18 +93,37 @@ CAPABILITIES: dict[Cloud, CloudCapabilities] = {
         kubernetes_versions=("1.31", "1.32", "1.33", "1.34"),
         capacity_types={CapacityType.ON_DEMAND: "on-demand", CapacityType.SPOT: "spot",
                         CapacityType.RESERVATION: "SPECIFIC_RESERVATION",
-                        CapacityType.FLEX_START: "flex-start"},
+                        CapacityType.FLEX_START: "flex-start with queued provisioning"},
         unsupported_capacity={CapacityType.CAPACITY_BLOCK: "capacity blocks are an AWS product; on GCP "
                               "use a reservation (optionally one block of it) or flex_start"},
         capacity_needs_id=frozenset({CapacityType.RESERVATION}),
         reservation_blocks=True,
         max_compact_nodes=1500,  # https://cloud.google.com/kubernetes-engine/docs/how-to/compact-placement
         lustre_service="Managed Lustre",
-        # https://cloud.google.com/managed-lustre/docs/performance-tiers (capacity_gib / 1000)
-        lustre_tiers={1000: LustreSizing(9, 9, 1530), 500: LustreSizing(18, 18, 3060),
-                      250: LustreSizing(36, 36, 6120), 125: LustreSizing(72, 72, 12240)},
+        # https://cloud.google.com/managed-lustre/docs/performance-tiers (capacity_gib / 1000): a fine step
+        # up to a threshold, then a coarse one
+        lustre_tiers={1000: LustreSizing(9, 9, 1530, then_step_tib=72, then_max_tib=10008),
+                      500: LustreSizing(18, 18, 3060, then_step_tib=144, then_max_tib=20016),
+                      250: LustreSizing(36, 36, 6120, then_step_tib=288, then_max_tib=40032),
+                      125: LustreSizing(72, 72, 12240)},
         network_id_pattern=r"^projects/[a-z][-a-z0-9]{4,28}[a-z0-9]/global/networks/[a-z]([-a-z0-9]*[a-z0-9])?$",
         network_id_example="projects/my-project/global/networks/train-vpc",
+        account_kind="project id",
+        account_pattern=r"^[a-z][-a-z0-9]{4,28}[a-z0-9]$",
+        account_example="ml-train-prod",
+        account_required=True,  # the provider, Workload Identity pool and RoCE network profiles name it
+        # a reservation of this project (name), a shared one (projects/<owner>/reservations/<name>), or
+        # either with its zone (.../zones/<zone>/reservations/<name>), which is then checked against the pool's
+        reservation_id_pattern=r"^(?:(?:projects/(?P<project>[a-z][-a-z0-9]{4,28}[a-z0-9])/)?"
+                               r"(?:zones/(?P<zone>[a-z]+-[a-z]+[0-9]+-[a-z])/)?reservations/)?"
+                               r"(?P<name>[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?)$",
+        reservation_id_example="h100-resv, projects/shared-capacity/reservations/h100-resv or "
+                               "projects/p/zones/us-central1-a/reservations/h100-resv",
+        spot_price_cap=False,  # Spot VMs have no bid price on GCP
+        scale_from_zero=frozenset({CapacityType.FLEX_START}),  # nodes arrive only through ProvisioningRequests
+        # A3 Ultra and A4 are not sold on demand: https://cloud.google.com/compute/docs/instances/choose-consumption-option
+        capacity_for={prefix: frozenset({CapacityType.RESERVATION, CapacityType.FLEX_START, CapacityType.SPOT})
+                      for prefix in ("a3-ultragpu-", "a4-highgpu-")},
     ),
     Cloud.AZURE: CloudCapabilities(
         cloud=Cloud.AZURE,

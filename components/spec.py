@@ -148,6 +148,8 @@ class FleetSpec(Strict):
     """One stack: one cloud account / project / subscription, one or more clusters."""
 
     cloud: Cloud
+    account: str | None = None  # where the stack builds: AWS account id / GCP project id / Azure subscription id;
+    # optional unless the cloud's capabilities require it (GCP: the project)
     clusters: list[ClusterSpec] = Field(min_length=1)
     tags: Tags
     monthly_budget_usd: float = Field(gt=0)

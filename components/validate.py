@@ -102,8 +102,20 @@ def _duplicates(path: str, kind: str, names: list[str]) -> Problems:
 def _check_fleet(spec: FleetSpec) -> Problems:
     caps = capabilities(spec.cloud)
     yield from _duplicates("clusters", "cluster", [c.name for c in spec.clusters])
+    yield from _check_account(spec, caps)
     for i, cluster in enumerate(spec.clusters):
         yield from _check_cluster(spec.cloud, caps, cluster, f"clusters[{i}]")
+
+
+def _check_account(spec: FleetSpec, caps: CloudCapabilities) -> Problems:
+    title = spec.cloud.title
+    if spec.account is None:
+        if caps.account_required:
+            yield SpecProblem("account", f"is required on {title}: the {caps.account_kind} to build in.",
+                              f"Set account: to your {caps.account_kind}, like {caps.account_example!r}.")
+    elif caps.account_pattern and not re.match(caps.account_pattern, spec.account):
+        yield SpecProblem("account", f"{spec.account!r} is not a {title} {caps.account_kind}.",
+                          f"Use the form {caps.account_example!r}.")
 
 
 def _known_regions(cloud: Cloud) -> dict[str, set[str]]:
@@ -233,7 +245,15 @@ def _check_pool(cloud: Cloud, caps: CloudCapabilities, c: ClusterSpec, pool: Nod
         yield SpecProblem(f"{path}.nodes.max", f"{pool.nodes.max} nodes do not fit one compact placement "
                           f"(at most {caps.max_compact_nodes} on {cloud.title}).",
                           "Split the pool, or set compact_placement: false.")
-    yield from _check_capacity(cloud, caps, pool, machine, f"{path}.capacity")
+    if compact and pool.zone is None and len(c.zones) > 1:
+        yield SpecProblem(f"{path}.zone", f"is unset, but compact placement keeps a pool in one zone and the "
+                          f"cluster spans {len(c.zones)} ({', '.join(c.zones)}).",
+                          "Set zone to the one zone the pool's capacity is in, or set compact_placement: false.")
+    yield from _check_capacity(cloud, caps, pool, machine, zone, f"{path}.capacity")
+    if pool.capacity.type in caps.scale_from_zero and (pool.nodes.min or pool.nodes.desired):
+        yield SpecProblem(f"{path}.nodes", f"{pool.capacity.type.value!r} pools start empty and get nodes only when "
+                          f"a workload asks for them; got min {pool.nodes.min}, desired {pool.nodes.desired}.",
+                          "Set nodes.min: 0 and drop nodes.desired.")
 
 
 def _compact(pool: NodePoolSpec, machine: MachineType) -> bool:
@@ -242,7 +262,7 @@ def _compact(pool: NodePoolSpec, machine: MachineType) -> bool:
     return pool.interconnect != "off" and machine.interconnect
 
 
-def _check_capacity(cloud: Cloud, caps: CloudCapabilities, pool: NodePoolSpec, machine: MachineType,
+def _check_capacity(cloud: Cloud, caps: CloudCapabilities, pool: NodePoolSpec, machine: MachineType, zone: str,
                     path: str) -> Problems:
     cap = pool.capacity
     if cap.type in caps.unsupported_capacity:
@@ -250,6 +270,12 @@ def _check_capacity(cloud: Cloud, caps: CloudCapabilities, pool: NodePoolSpec, m
                           f"{caps.unsupported_capacity[cap.type]}.",
                           f"Allowed: {', '.join(t.value for t in caps.capacity_types)}.")
         return
+    sold_as = next((types for prefix, types in caps.capacity_for.items() if machine.name.startswith(prefix)), None)
+    if sold_as is not None and cap.type not in sold_as:
+        yield SpecProblem(f"{path}.type", f"{machine.name} is not sold as {cap.type.value!r} capacity.",
+                          f"Use one of {', '.join(sorted(t.value for t in sold_as))}.")
+    if cap.type is CapacityType.RESERVATION and cap.id and caps.reservation_id_pattern:
+        yield from _check_reservation_id(caps, cap.id, zone, f"{path}.id")
     if cap.type in caps.capacity_needs_id and not cap.id:
         yield SpecProblem(f"{path}.id", f"capacity type {cap.type.value!r} needs the reservation id.",
                           "Set capacity.id to the id the cloud gave the reservation.")
@@ -262,9 +288,22 @@ def _check_capacity(cloud: Cloud, caps: CloudCapabilities, pool: NodePoolSpec, m
     if cap.max_usd_per_hour is not None and cap.type is not CapacityType.SPOT:
         yield SpecProblem(f"{path}.max_usd_per_hour", "a price cap only applies to spot capacity.",
                           "Remove it, or set type: spot.")
+    elif cap.max_usd_per_hour is not None and not caps.spot_price_cap:
+        yield SpecProblem(f"{path}.max_usd_per_hour", f"{cloud.title} spot capacity has no price cap; got "
+                          f"{cap.max_usd_per_hour:g}.", "Remove it: spot nodes cost the current spot price.")
     if cap.type is CapacityType.CAPACITY_BLOCK and not machine.name.startswith(caps.capacity_blocks_for):
         yield SpecProblem(f"{path}.type", f"{machine.name} is not sold as a capacity block.",
                           f"Capacity blocks cover {', '.join(p.rstrip('.') for p in caps.capacity_blocks_for)}.")
+
+
+def _check_reservation_id(caps: CloudCapabilities, reservation: str, zone: str, path: str) -> Problems:
+    match = re.match(caps.reservation_id_pattern, reservation)
+    if match is None:
+        yield SpecProblem(path, f"{reservation!r} is not a {caps.cloud.title} reservation id.",
+                          f"Use one of the forms {caps.reservation_id_example}.")
+    elif match.groupdict().get("zone") and match["zone"] != zone:
+        yield SpecProblem(path, f"reservation {reservation!r} is in zone {match['zone']}, but the pool runs in "
+                          f"{zone}.", f"Set the pool's zone to {match['zone']}, or name a reservation in {zone}.")
 
 
 def _check_storage(caps: CloudCapabilities, c: ClusterSpec, path: str) -> Problems:
@@ -290,14 +329,16 @@ def _check_kueue(cloud: Cloud, c: ClusterSpec, path: str) -> Problems:
     teams = c.addons.kueue_teams
     yield from _duplicates(path, "team", [t.name for t in teams])
     supply: dict[str, int] = {}
+    every_pool_resolved = True
     for pool in c.node_pools:
-        machine, problems = pick_machine(cloud, pool, "")
-        if machine and not problems:
+        machine, _ = pick_machine(cloud, pool, "")
+        every_pool_resolved &= machine is not None
+        if machine:
             supply[machine.gpu] = supply.get(machine.gpu, 0) + pool.nodes.max * machine.gpus
     asked: Counter[str] = Counter()
     for i, team in enumerate(teams):
         for gpu, count in team.gpus.items():
-            if gpu not in supply:
+            if gpu not in supply and every_pool_resolved:  # else the pool's own problem says why
                 yield unknown_name(f"{path}[{i}].gpus.{gpu}", "GPU in this cluster's node pools", gpu,
                                    sorted(supply) or ["(none)"])
             asked[gpu] += count

@@ -61,7 +61,11 @@ class Graph:
 
 
 class ProgramError(RuntimeError):
-    """The stack program failed under the mock runtime for a reason other than bad config."""
+    """The stack program failed under the mock runtime; ``registered`` counts what it registered first."""
+
+    def __init__(self, message: str, registered: int = 0):
+        super().__init__(message)
+        self.registered = registered
 
 
 def urn_key(urn: str) -> str:
@@ -135,10 +139,9 @@ def run_program(stack: str, config: dict[str, Any], program: Path = PROGRAM) -> 
     pulumi_mocks.set_mocks(mocks, project=PROJECT, stack=stack, preview=True, monitor=monitor)
     try:
         _sync_await(run_pulumi_func(lambda: runpy.run_path(str(program), run_name="__main__")))
-    except UnknownInvoke as err:
-        raise ProgramError(str(err)) from None
     except Exception as err:
+        registered = len(monitor.recorded)
         if mocks.unknown_invokes:
-            raise ProgramError(str(UnknownInvoke(mocks.unknown_invokes[0]))) from None
-        raise ProgramError(f"the stack program failed under the offline preview: {err}") from err
+            raise ProgramError(str(UnknownInvoke(mocks.unknown_invokes[0])), registered) from None
+        raise ProgramError(f"the stack program failed under the offline preview: {err}", registered) from err
     return Graph(project=PROJECT, stack=stack, resources=_tree_order(monitor.recorded))

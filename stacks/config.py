@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +53,11 @@ def load() -> Fleet:
     """Inside a running Pulumi program: the fleet of the current stack, or a RunError (no traceback)."""
     import pulumi
 
-    raw = pulumi.Config("gpufleet").get_object("fleet")
+    config = pulumi.Config("gpufleet")
+    try:
+        raw = config.get_object("fleet")
+    except json.JSONDecodeError:  # a plain string where an object belongs
+        raw = config.get("fleet")
     try:
         return resolve(raw, f"stacks/Pulumi.{pulumi.get_stack()}.yaml")
     except SpecError as err:

@@ -1,0 +1,162 @@
+"""Every class of bad fleet description gets one clear problem: config path, value, what is allowed, a fix."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from components.errors import SpecError
+from components.validate import resolve
+from tests.conftest import example_fleet
+
+
+def problems(fleet: dict[str, Any]) -> list[str]:
+    with pytest.raises(SpecError) as caught:
+        resolve(fleet, "stacks/Pulumi.test.yaml")
+    return [p.render() for p in caught.value.problems]
+
+
+def pool(fleet: dict[str, Any], i: int = 0) -> dict[str, Any]:
+    return fleet["clusters"][0]["node_pools"][i]
+
+
+def test_examples_resolve() -> None:
+    fleet = resolve(example_fleet("aws-train"))
+    pools = {p.name: p for p in fleet.clusters[0].pools}
+    assert pools["h100"].machine.name == "p5.48xlarge" and pools["h100"].compact
+    assert pools["a100-eval"].machine.gpu == "A100"
+    assert resolve(example_fleet("dev")).clusters[0].pools[0].machine.name == "g6.xlarge"
+
+
+def test_unknown_gpu_suggests_the_closest() -> None:
+    fleet = example_fleet("aws-train")
+    pool(fleet)["accelerator"] = "H10"
+    [message] = problems(fleet)
+    assert message.startswith("clusters[0].node_pools[0].accelerator: 'H10' is not a known GPU.")
+    assert "Did you mean 'H100'?" in message and "Known: A100, A10G" in message
+
+
+def test_machine_type_typo_suggests_the_closest() -> None:
+    fleet = example_fleet("aws-train")
+    pool(fleet, 1)["machine_type"] = "p4d.24xlarg"
+    [message] = problems(fleet)
+    assert "clusters[0].node_pools[1].machine_type: 'p4d.24xlarg' is not a known AWS GPU machine type." in message
+    assert "Did you mean 'p4d.24xlarge'?" in message
+
+
+def test_machine_not_offered_in_region() -> None:
+    fleet = example_fleet("aws-train")
+    pool(fleet, 1)["machine_type"] = "p5e.48xlarge"
+    fleet["clusters"][0]["addons"]["kueue_teams"] = []
+    [message] = problems(fleet)
+    assert "p5e.48xlarge is not offered in us-east-1." in message and "us-east-2" in message
+
+
+def test_zone_not_in_cluster() -> None:
+    fleet = example_fleet("aws-train")
+    pool(fleet)["zone"] = "us-east-1c"
+    [message] = problems(fleet)
+    assert message.startswith("clusters[0].node_pools[0].zone: 'us-east-1c' is not one of the cluster's zones")
+
+
+def test_interconnect_required_of_a_machine_without_one() -> None:
+    fleet = example_fleet("dev")
+    pool(fleet)["interconnect"] = "required"
+    [message] = problems(fleet)
+    assert "node_pools[0].interconnect: 'required' but g6.xlarge has no high-speed interconnect." in message
+    assert "g6.48xlarge" in message  # an L4 machine that has EFA
+
+
+def test_min_greater_than_max() -> None:
+    fleet = example_fleet("aws-train")
+    pool(fleet, 1)["nodes"] = {"min": 5, "max": 4}
+    [message] = problems(fleet)
+    assert message == "clusters[0].node_pools[1].nodes: min (5) is greater than max (4). Set min <= max."
+
+
+def test_pool_too_large_for_one_compact_placement() -> None:
+    fleet = {"cloud": "gcp", "tags": {"team": "t", "cost_center": "c"}, "monthly_budget_usd": 1,
+             "clusters": [{"name": "big", "region": "us-central1", "zones": ["us-central1-a"], "node_pools": [
+                 {"name": "mega", "machine_type": "a3-megagpu-8g", "nodes": {"max": 2000}}]}]}
+    [message] = problems(fleet)
+    assert "nodes.max: 2000 nodes do not fit one compact placement (at most 1500 on GCP)." in message
+
+
+@pytest.mark.parametrize(("capacity_tib", "ok"), [(1.2, True), (2.4, True), (4.8, True), (3.6, False), (1.0, False)])
+def test_lustre_capacity_must_be_a_valid_increment(capacity_tib: float, ok: bool) -> None:
+    fleet = example_fleet("aws-train")
+    fleet["clusters"][0]["storage"]["lustre"]["capacity_tib"] = capacity_tib
+    if ok:
+        resolve(fleet)
+        return
+    [message] = problems(fleet)
+    assert f"storage.lustre.capacity_tib: {capacity_tib:g} TiB is not a valid FSx for Lustre PERSISTENT_2 size" in message
+    assert "Allowed: 1.2, multiples of 2.4" in message
+
+
+def test_lustre_bucket_must_exist() -> None:
+    fleet = example_fleet("aws-train")
+    fleet["clusters"][0]["storage"]["lustre"]["bucket"] = "checkpoint"
+    [message] = problems(fleet)
+    assert "'checkpoint' is not a known bucket of this cluster. Did you mean 'checkpoints'?" in message
+
+
+def test_capacity_type_the_cloud_lacks_is_explained() -> None:
+    fleet = example_fleet("aws-train")
+    pool(fleet, 1)["capacity"] = {"type": "flex_start"}
+    [message] = problems(fleet)
+    assert "capacity.type: 'flex_start' is not available on AWS: flex-start" in message
+    assert "use capacity_block" in message
+
+
+def test_capacity_block_needs_an_id_and_a_block_machine() -> None:
+    fleet = example_fleet("dev")
+    pool(fleet)["capacity"] = {"type": "capacity_block"}
+    messages = problems(fleet)
+    assert any("capacity.id: capacity type 'capacity_block' needs the reservation id." in m for m in messages)
+    assert any("g6.xlarge is not sold as a capacity block." in m for m in messages)
+
+
+def test_unknown_key_suggests_the_right_one() -> None:
+    fleet = example_fleet("aws-train")
+    pool(fleet)["taint"] = []
+    [message] = problems(fleet)
+    assert message.startswith("clusters[0].node_pools[0].taint: unknown key. Did you mean 'taints'?")
+
+
+def test_mandatory_tags() -> None:
+    fleet = example_fleet("dev")
+    del fleet["tags"]["cost_center"]
+    assert problems(fleet) == ["tags.cost_center: is required. Add it to the stack's gpufleet:fleet config."]
+
+
+def test_public_endpoint_open_to_the_world_is_refused() -> None:
+    fleet = example_fleet("dev")
+    fleet["clusters"][0].update(endpoint="public", public_access_cidrs=["0.0.0.0/0"])
+    [message] = problems(fleet)
+    assert "public_access_cidrs[0]: '0.0.0.0/0' opens the API server to everyone." in message
+
+
+def test_team_quotas_cannot_exceed_the_pools() -> None:
+    fleet = example_fleet("aws-train")
+    fleet["clusters"][0]["addons"]["kueue_teams"][0]["gpus"]["H100"] = 200
+    [message] = problems(fleet)
+    assert "team quotas ask for 200 H100 GPUs but the node pools provide at most 128." in message
+
+
+def test_every_problem_is_reported_at_once() -> None:
+    fleet = example_fleet("aws-train")
+    pool(fleet)["accelerator"] = "H10"
+    pool(fleet, 1)["nodes"] = {"min": 5, "max": 4}
+    fleet["clusters"][0]["storage"]["lustre"]["capacity_tib"] = 3
+    assert len(problems(fleet)) == 3
+
+
+def test_error_names_the_stack_file() -> None:
+    fleet = example_fleet("dev")
+    fleet["cloud"] = "oracle"
+    with pytest.raises(SpecError) as caught:
+        resolve(fleet, "stacks/Pulumi.dev.yaml")
+    text = str(caught.value)
+    assert "stacks/Pulumi.dev.yaml: cloud:" in text and "'aws', 'gcp' or 'azure'" in text
