@@ -91,7 +91,8 @@ def test_lustre_capacity_must_be_a_valid_increment(capacity_tib: float, ok: bool
         resolve(fleet)
         return
     [message] = problems(fleet)
-    assert f"storage.lustre.capacity_tib: {capacity_tib:g} TiB is not a valid FSx for Lustre PERSISTENT_2 size" in message
+    assert (f"storage.lustre.capacity_tib: {capacity_tib:g} TiB is not a valid FSx for Lustre PERSISTENT_2 "
+            "size") in message
     assert "Allowed: 1.2, multiples of 2.4" in message
 
 

@@ -29,7 +29,8 @@ def _region_for(machine: str) -> tuple[str, str]:
 
 
 @pytest.mark.parametrize("machine", EFA_MACHINES, ids=lambda m: m.name)
-def test_launch_template_has_one_interface_per_efa_card_in_order(capture: Capture, machine: catalog.MachineType) -> None:
+def test_launch_template_has_one_interface_per_efa_card_in_order(capture: Capture,
+                                                                 machine: catalog.MachineType) -> None:
     region, zone = _region_for(machine.name)
     graph = capture(_fleet_with_pool({"name": "gpu", "machine_type": machine.name, "nodes": {"min": 2, "max": 2}},
                                      region, zone))
@@ -45,7 +46,6 @@ def test_launch_template_has_one_interface_per_efa_card_in_order(capture: Captur
 
 def _refs(values: list[str], graph: Any) -> set[str]:
     """Security group ids in the captured inputs back to the resource keys that own them."""
-    from gpufleet.mocks import FleetMocks  # noqa: F401  (ids are deterministic per resource name)
     from gpufleet.fakes.aws import ID_PREFIX
     from gpufleet.fakes.base import hex_id
 
@@ -135,7 +135,8 @@ def test_control_plane_is_private_encrypted_and_logged(capture: Capture) -> None
 
 def test_node_role_has_no_wildcards_and_only_node_policies(capture: Capture) -> None:
     graph = capture(example_fleet("aws-train"))
-    attached = [r.inputs["policyArn"] for r in of_type(graph, "RolePolicyAttachment") if r.name.startswith("train-nodes-")]
+    attached = [r.inputs["policyArn"] for r in of_type(graph, "RolePolicyAttachment")
+                if r.name.startswith("train-nodes-")]
     assert sorted(a.rsplit("/", 1)[1] for a in attached) == ["AmazonEC2ContainerRegistryPullOnly",
                                                               "AmazonEKSWorkerNodeMinimalPolicy"]
 
@@ -150,7 +151,8 @@ def test_storage_is_private_versioned_encrypted_and_linked_to_lustre(capture: Ca
     sse = one(graph, "BucketServerSideEncryptionConfiguration", "train-checkpoints-encryption").inputs
     assert sse["rules"][0]["applyServerSideEncryptionByDefault"]["sseAlgorithm"] == "aws:kms"
     fsx = one(graph, "LustreFileSystem", "train-lustre-fsx").inputs
-    assert (fsx["deploymentType"], fsx["storageCapacity"], fsx["perUnitStorageThroughput"]) == ("PERSISTENT_2", 4800, 500)
+    assert (fsx["deploymentType"], fsx["storageCapacity"], fsx["perUnitStorageThroughput"]) == (
+        "PERSISTENT_2", 4800, 500)
     assert fsx["efaEnabled"] is True and fsx["kmsKeyId"]
     bucket = one(graph, "s3/bucket:Bucket", "train-checkpoints-bucket")
     links = {r.inputs["fileSystemPath"]: r for r in of_type(graph, "DataRepositoryAssociation")}
@@ -160,7 +162,8 @@ def test_storage_is_private_versioned_encrypted_and_linked_to_lustre(capture: Ca
         assert bucket.key in link.dependencies
         assert link.inputs["s3"]["autoImportPolicy"]["events"] == ["NEW", "CHANGED", "DELETED"]
         assert link.inputs["s3"]["autoExportPolicy"]["events"] == ["NEW", "CHANGED", "DELETED"]
-    rules = [r for r in of_type(graph, "SecurityGroupIngressRule") if r.parent == "gpufleet:aws:LustreFileSystem::train-lustre"]
+    rules = [r for r in of_type(graph, "SecurityGroupIngressRule")
+             if r.parent == "gpufleet:aws:LustreFileSystem::train-lustre"]
     assert {(r.inputs["fromPort"], r.inputs["toPort"]) for r in rules} == {(988, 988), (1018, 1023)}
     assert all("cidrIpv4" not in r.inputs for r in rules)
 
