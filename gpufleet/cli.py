@@ -90,5 +90,8 @@ def _write_json(documents: list[dict], out: Path | None) -> None:
             (out / f"{doc['stack']}.json").write_text(json.dumps(doc, indent=2) + "\n")
 
 
+# Sub-commands from their own modules register here, one line each.
+
+
 if __name__ == "__main__":
     app()
