@@ -11,6 +11,6 @@ from components.fleet import Cluster
 
 def deploy(cluster: Cluster) -> AwsGpuCluster:
     """An explicit provider for the cluster's region (default providers stay disabled), then the cluster."""
-    provider = aws.Provider(f"{cluster.name}-aws", region=cluster.spec.region,
-                            default_tags={"tags": cluster.tags})
+    # Tags go on each resource rather than the provider's default_tags, so the policy pack sees them.
+    provider = aws.Provider(f"{cluster.name}-aws", region=cluster.spec.region)
     return AwsGpuCluster(cluster.name, cluster, pulumi.ResourceOptions(providers={"aws": provider}))
