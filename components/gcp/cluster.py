@@ -1,0 +1,116 @@
+"""The GKE control plane: regional, private nodes (and a private endpoint unless the spec opens it), Workload
+Identity, Dataplane V2 with multi-networking, a release channel whose minor and node upgrades wait for an
+operator, DCGM metrics in managed monitoring, the Lustre and GCS FUSE CSI drivers, shielded nodes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_gcp as gcp
+
+from components.kubeconfig import exec_kubeconfig
+from components.spec import ClusterSpec
+
+CONTROL_PLANE_CIDR = "172.16.0.0/28"
+RELEASE_CHANNEL = "REGULAR"
+# Training runs for weeks: GKE may patch the control plane, but minor versions and node upgrades (which recreate
+# GPU nodes) wait until an operator lifts this exclusion, at the latest at the version's end of support.
+UPGRADE_EXCLUSION = {"exclusion_name": "no-minor-or-node-upgrades", "start_time": "2026-01-01T00:00:00Z",
+                     "exclusion_options": {"scope": "NO_MINOR_OR_NODE_UPGRADES",
+                                           "end_time_behavior": "UNTIL_END_OF_SUPPORT"}}
+MAINTENANCE_WINDOW = {"start_time": "2026-01-03T02:00:00Z", "end_time": "2026-01-03T08:00:00Z",
+                      "recurrence": "FREQ=WEEKLY;BYDAY=SA,SU"}
+MONITORED = ["SYSTEM_COMPONENTS", "DCGM"]  # DCGM: GPU metrics into Managed Service for Prometheus
+LOGGED = ["SYSTEM_COMPONENTS", "WORKLOADS"]
+LEGACY_LUSTRE_BELOW = (1, 33)  # GKE nodes older than 1.33.2 reach Managed Lustre on the legacy port 6988
+
+
+@dataclass(frozen=True)
+class GkeClusterArgs:
+    spec: ClusterSpec
+    project: pulumi.Input[str]
+    network_id: pulumi.Input[str]
+    subnet_id: pulumi.Input[str]
+    pods_range: str
+    services_range: str
+    node_service_account: pulumi.Input[str]
+    labels: dict[str, str]
+    multi_networking: bool  # GPUDirect pools attach extra VPCs
+    secrets_key: pulumi.Input[str]  # Cloud KMS key for application-layer secrets encryption
+    key_ready: list[pulumi.Resource]
+
+
+def legacy_lustre_port(kubernetes_version: str) -> bool:
+    return tuple(int(p) for p in kubernetes_version.split(".")) < LEGACY_LUSTRE_BELOW
+
+
+class GkeCluster(pulumi.ComponentResource):
+    def __init__(self, name: str, args: GkeClusterArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpufleet:gcp:GkeCluster", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        self.cluster = _control_plane(name, args, child)
+        self.name = self.cluster.name
+        self.endpoint = self.cluster.endpoint
+        self.kubeconfig = pulumi.Output.secret(kubeconfig(self.cluster))
+        self.register_outputs({"name": self.name, "endpoint": self.endpoint, "kubeconfig": self.kubeconfig})
+
+
+def _control_plane(name: str, args: GkeClusterArgs, opts: pulumi.ResourceOptions) -> gcp.container.Cluster:
+    spec = args.spec
+    private = spec.endpoint == "private"
+    return gcp.container.Cluster(
+        f"{name}-gke",
+        name=spec.name,
+        location=spec.region,  # regional control plane; node pools pin their own zones
+        node_locations=spec.zones,
+        network=args.network_id,
+        subnetwork=args.subnet_id,
+        networking_mode="VPC_NATIVE",
+        ip_allocation_policy={"cluster_secondary_range_name": args.pods_range,
+                              "services_secondary_range_name": args.services_range},
+        datapath_provider="ADVANCED_DATAPATH",  # Dataplane V2, which multi-networking requires
+        enable_multi_networking=args.multi_networking or None,
+        private_cluster_config={"enable_private_nodes": True, "enable_private_endpoint": private,
+                                "master_ipv4_cidr_block": CONTROL_PLANE_CIDR,
+                                "master_global_access_config": {"enabled": True}},
+        master_authorized_networks_config={
+            "cidr_blocks": [{"cidr_block": c, "display_name": f"public-access-{i}"}
+                            for i, c in enumerate(spec.public_access_cidrs)],
+            "gcp_public_cidrs_access_enabled": False},
+        workload_identity_config={"workload_pool": pulumi.Output.concat(args.project, ".svc.id.goog")},
+        release_channel={"channel": RELEASE_CHANNEL},
+        min_master_version=spec.kubernetes_version,
+        maintenance_policy={"recurring_window": MAINTENANCE_WINDOW, "maintenance_exclusions": [UPGRADE_EXCLUSION]},
+        addons_config={"gcs_fuse_csi_driver_config": {"enabled": True},
+                       "lustre_csi_driver_config": {
+                           "enabled": True, "enable_legacy_lustre_port": legacy_lustre_port(spec.kubernetes_version)},
+                       "gce_persistent_disk_csi_driver_config": {"enabled": True}},
+        monitoring_config={"enable_components": MONITORED if spec.addons.monitoring else ["SYSTEM_COMPONENTS"],
+                           "managed_prometheus": {"enabled": spec.addons.monitoring}},
+        logging_config={"enable_components": LOGGED},
+        database_encryption={"state": "ENCRYPTED", "key_name": args.secrets_key},
+        enable_shielded_nodes=True,
+        security_posture_config={"mode": "BASIC", "vulnerability_mode": "VULNERABILITY_BASIC"},
+        # The default pool is removed once the cluster exists; until then it runs as the node account too.
+        remove_default_node_pool=True,
+        initial_node_count=1,
+        node_config={"service_account": args.node_service_account,
+                     "oauth_scopes": ["https://www.googleapis.com/auth/cloud-platform"],
+                     "workload_metadata_config": {"mode": "GKE_METADATA"},
+                     "shielded_instance_config": {"enable_secure_boot": True,
+                                                  "enable_integrity_monitoring": True}},
+        resource_labels=args.labels,
+        deletion_protection=True,
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
+            depends_on=args.key_ready, ignore_changes=["nodeConfig", "initialNodeCount"])),
+    )
+
+
+def kubeconfig(cluster: gcp.container.Cluster) -> pulumi.Output[str]:
+    """A kubeconfig that authenticates with gke-gcloud-auth-plugin (no static credentials)."""
+    return pulumi.Output.all(cluster.name, cluster.endpoint, cluster.master_auth.cluster_ca_certificate).apply(
+        lambda a: exec_kubeconfig(a[0], f"https://{a[1]}", a[2], "gke-gcloud-auth-plugin", [],
+                                  provideClusterInfo=True,
+                                  installHint="Install gke-gcloud-auth-plugin: gcloud components install "
+                                              "gke-gcloud-auth-plugin"))
