@@ -1,0 +1,192 @@
+"""`gpufleet capacity ...`: forecast demand, fetch quotas, plan, and reconcile the plan with the stacks.
+
+Exit codes: 0 done; 1 the run finished but something needs attention (the independent check found a
+violation, or every quota fetch failed); 2 bad input (the message names file, row, column and fix).
+"""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from capacity import inputs
+from capacity.csvio import InputError, load_rows, write_models
+from capacity.problem import DEFAULT_GAP as GAP
+from capacity.problem import DEFAULT_PENALTY_USD_PER_GPU_HOUR as PENALTY
+from capacity.problem import DEFAULT_TIME_LIMIT_S
+from capacity.quotas import FetchResult
+from capacity.reconcile import ReconcileRow
+from capacity.schema import CommitmentLine, PlanLine, QuotaRow
+from components.catalog import Cloud
+from components.errors import SpecError
+
+app = typer.Typer(help="Capacity planning: demand forecasts, live quotas, an optimal multi-cloud plan, and "
+                  "its reconciliation with the stacks.", no_args_is_help=True)
+console = Console()
+errors = Console(stderr=True)
+
+
+class Quantile(StrEnum):
+    P50 = "P50"
+    P80 = "P80"
+    P90 = "P90"
+
+
+def _fail(err: InputError | SpecError) -> typer.Exit:
+    errors.print(err.render(), style="red", highlight=False, markup=False)
+    return typer.Exit(2)
+
+
+@app.command()
+def forecast(
+    history: Annotated[Path, typer.Option(help="history.csv: month, team, gpu, gpu_hours")],
+    out: Annotated[Path, typer.Option(help="directory for demand.csv, forecast_intervals.csv, backtest.csv")],
+    horizon: Annotated[int, typer.Option(min=1, max=120, help="months to forecast after the last history month")] = 12,
+    quantile: Annotated[Quantile, typer.Option(help="which quantile demand.csv holds")] = Quantile.P80,
+    gang_gpus: Annotated[int, typer.Option(min=1, help="gang_gpus for series whose history does not say")] = 1,
+    spot_ok: Annotated[bool, typer.Option(help="spot_ok for series whose history does not say")] = False,
+    backtest_origins: Annotated[int, typer.Option(min=0, max=24, help="rolling-origin backtest refits")] = 3,
+) -> None:
+    """Forecast demand.csv from history.csv with ETS (damped trend; seasonality with 24+ months)."""
+    from capacity import forecast as fc
+    from capacity.schema import DemandRow
+
+    try:
+        rows = inputs.load_history(history)
+    except InputError as err:
+        raise _fail(err) from None
+    result = fc.forecast(rows, horizon, quantile.value, gang_gpus, spot_ok, backtest_origins)
+    write_models(out / "demand.csv", DemandRow, result.demand)
+    write_models(out / "forecast_intervals.csv", fc.IntervalRow, result.intervals)
+    write_models(out / "backtest.csv", fc.BacktestRow, result.backtest)
+    wape = "n/a (too little history)" if result.wape is None else f"{result.wape:.1%}"
+    console.print(f"{len(result.demand)} demand rows at {quantile.value} for {horizon} months; "
+                  f"rolling-origin backtest WAPE {wape}. Wrote demand.csv, forecast_intervals.csv, "
+                  f"backtest.csv to {out}")
+
+
+@app.command()
+def quotas(
+    cloud: Annotated[list[Cloud], typer.Option(help="cloud(s) to ask: aws, gcp, azure")],
+    out: Annotated[Path, typer.Option(help="quotas.csv to write")],
+    region: Annotated[list[str] | None, typer.Option(help="region(s); default: every region (AWS, GCP)")] = None,
+    project: Annotated[str | None, typer.Option(help="GCP project id")] = None,
+    subscription: Annotated[str | None, typer.Option(help="Azure subscription id")] = None,
+) -> None:
+    """Fetch live GPU quotas and convert them to GPUs with the machine catalogue."""
+    result = FetchResult()
+    for c in cloud:
+        try:
+            result.extend(_fetch(c, region, project, subscription))
+        except Exception as err:  # one cloud failing leaves the others: a partial result, with a warning
+            result.warnings.append(f"{c.title}: quotas not fetched ({type(err).__name__}: "
+                                   f"{' '.join(str(err).split())[:200]}).")
+    for warning in result.warnings:
+        errors.print(f"warning: {warning}", style="yellow", highlight=False, markup=False)
+    rows = sorted(result.rows, key=lambda r: r.key)
+    write_models(out, QuotaRow, rows)
+    console.print(f"Wrote {len(rows)} quota row(s) to {out}" + (" (partial: see warnings)" if result.warnings
+                                                               and rows else ""))
+    if not rows and result.warnings:
+        raise typer.Exit(1)
+
+
+def _fetch(cloud: Cloud, regions: list[str] | None, project: str | None, subscription: str | None):
+    if cloud is Cloud.AWS:
+        from capacity.quotas import aws
+
+        return aws.fetch(regions)
+    if cloud is Cloud.GCP:
+        from capacity.quotas import gcp
+
+        if not project:
+            raise ValueError("GCP needs --project")
+        return gcp.fetch(project, regions)
+    from capacity.quotas import azure
+
+    if not subscription or not regions:
+        raise ValueError("Azure needs --subscription and at least one --region (location)")
+    return azure.fetch(subscription, regions)
+
+
+@app.command()
+def plan(
+    demand: Annotated[Path, typer.Option(help="demand.csv")],
+    out: Annotated[Path, typer.Option(help="directory for plan.csv, commitments.csv, summary.json, ...")],
+    offers: Annotated[Path | None, typer.Option(help="offers.csv; default: the bundled price snapshot")] = None,
+    quotas: Annotated[Path | None, typer.Option(help="quotas.csv; default: no quota limits")] = None,
+    penalty: Annotated[float, typer.Option(min=0.0, help="USD per unserved GPU-hour")] = PENALTY,
+    gap: Annotated[float, typer.Option(min=0.0, max=1.0, help="stop when proven within this relative gap")] = GAP,
+    time_limit: Annotated[float, typer.Option(min=1.0, help="seconds for each solve")] = DEFAULT_TIME_LIMIT_S,
+    json_summary: Annotated[bool, typer.Option("--json", help="print summary.json instead of tables")] = False,
+) -> None:
+    """Plan the cheapest way to serve demand.csv within quotas: MILP (HiGHS), greedy baseline, quota requests."""
+    from capacity import planner, report  # HiGHS loads only when a plan is asked for
+
+    try:
+        rows = inputs.load_demand(demand)
+        offer_rows = inputs.load_offers(offers)
+        quota_rows = inputs.load_quotas(quotas) if quotas else None
+    except InputError as err:
+        raise _fail(err) from None
+    with report.solving(errors) as progress:
+        run = planner.plan(rows, offer_rows, quota_rows, penalty, gap, time_limit, progress)
+    data = report.write(run, out)
+    if json_summary:
+        console.print_json(json.dumps(data, sort_keys=True))
+    else:
+        report.render(run, console, out)
+    if not run.verdict.ok:
+        raise typer.Exit(1)
+
+
+@app.command()
+def reconcile(
+    plan_dir: Annotated[Path, typer.Option("--plan", help="the directory `capacity plan` wrote")],
+    stacks: Annotated[list[Path] | None, typer.Option(help="stack files or directories; default: stacks/")] = None,
+    offers: Annotated[Path | None, typer.Option(help="offers.csv for prices; default: the bundled snapshot")] = None,
+    out: Annotated[Path | None, typer.Option(help="reconcile.csv to write; default: <plan>/reconcile.csv")] = None,
+) -> None:
+    """Compare the plan with what the stacks provision: over- and under-provisioning, and its monthly cost."""
+    from capacity.reconcile import reconcile as compare
+    from stacks.config import STACKS_DIR, load_stack_file
+
+    files: list[Path] = []
+    for path in stacks or [STACKS_DIR]:
+        files.extend(sorted(path.glob("Pulumi.*.yaml")) if path.is_dir() else [path])
+    try:
+        lines = load_rows(plan_dir / "plan.csv", PlanLine)
+        commitments = load_rows(plan_dir / "commitments.csv", CommitmentLine)
+        offer_rows = inputs.load_offers(offers)
+        fleets = [load_stack_file(f) for f in files]
+    except (InputError, SpecError) as err:
+        raise _fail(err) from None
+    rows = compare(lines, commitments, fleets, offer_rows)
+    target = out or plan_dir / "reconcile.csv"
+    write_models(target, ReconcileRow, rows)
+    _render_reconcile(rows, len(files))
+    console.print(f"Wrote {len(rows)} row(s) to {target}")
+
+
+def _render_reconcile(rows: list, stack_count: int) -> None:
+    flagged = [r for r in rows if r.status != "ok"]
+    table = Table(title=f"Plan vs {stack_count} stack(s): {len(flagged)} month(s) off", title_justify="left")
+    for col in ("month", "cloud", "region", "gpu", "status", "planned", "max", "paid", "GPUs off", "USD/month"):
+        table.add_column(col, justify="right" if col in ("planned", "max", "paid", "GPUs off", "USD/month") else "left")
+    for r in flagged[:40]:
+        cost = "no price" if r.usd_per_month is None else f"{r.usd_per_month:,.0f}"
+        table.add_row(r.month, r.cloud, r.region, r.gpu, r.status, f"{r.planned_gpus:,.1f}",
+                      str(r.provisioned_max_gpus), str(r.paid_gpus), f"{r.gpus:,.1f}", cost)
+    if len(flagged) > 40:
+        table.caption = f"... {len(flagged) - 40} more in reconcile.csv"
+    console.print(table)
+    for status in ("under", "over"):
+        total = sum(r.usd_per_month or 0.0 for r in rows if r.status == status)
+        console.print(f"{status}-provisioned: ${total:,.0f} across {sum(1 for r in rows if r.status == status)} "
+                      "cloud/region/GPU-months")

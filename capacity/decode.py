@@ -1,0 +1,78 @@
+"""Read a solved model back as plan lines, and the usage the quota requests are read from."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from capacity.milp import Model
+from capacity.plan import EPS_GPU_HOURS, PlanBuilder, northwest
+from capacity.problem import Problem, Site
+from capacity.schema import Option
+
+
+@dataclass
+class Usage:
+    """Per (month, site): committed GPUs, on-demand and spot GPU-hours; and where gang rows went."""
+
+    committed: dict[tuple[int, Site], float] = field(default_factory=lambda: defaultdict(float))
+    on_demand: dict[tuple[int, Site], float] = field(default_factory=dict)
+    spot: dict[tuple[int, Site], float] = field(default_factory=dict)
+    gangs: list[tuple[int, Site, int, float]] = field(default_factory=list)  # (month, site, gang, GPU-hours)
+    increase: dict[tuple[Site, str], float] = field(default_factory=dict)
+
+
+
+def decode(problem: Problem, model: Model, x: np.ndarray, builder: PlanBuilder, usage: Usage) -> None:
+    """Turn column values into plan lines: spot to spot_ok units first, then commitments, then on-demand;
+    pooled units are split over their rows in order."""
+    hours = problem.hours
+    capacity: dict[tuple[int, Site], list[tuple[Option, float]]] = defaultdict(list)
+    for (commit, site, start), col in model.nodes.items():
+        nodes = round(float(x[col]))
+        builder.buy(commit, start, nodes)
+        for m in range(start, min(start + commit.term_months, len(hours))):
+            if nodes:
+                usage.committed[(m, site)] += nodes * commit.gpus
+                capacity[(m, site)].append((commit.offer.option, nodes * commit.gpus * hours[m]))
+    at: dict[tuple[int, Site], list[tuple[int, float]]] = defaultdict(list)
+    for (u, site), col in model.served.items():
+        if x[col] > EPS_GPU_HOURS:
+            at[(model.units[u].month, site)].append((u, float(x[col])))
+            if model.units[u].gang > 1:
+                usage.gangs.append((model.units[u].month, site, model.units[u].gang, float(x[col])))
+    allocations: dict[int, list[tuple[tuple[Site, Option], float]]] = defaultdict(list)
+    for (m, site), served in at.items():
+        od = max(0.0, float(x[model.od[(m, site)]])) if (m, site) in model.od else 0.0
+        sp = max(0.0, float(x[model.sp[(m, site)]])) if (m, site) in model.sp else 0.0
+        cm = max(0.0, float(x[model.cm[(m, site)]])) if (m, site) in model.cm else 0.0
+        usage.on_demand[(m, site)], usage.spot[(m, site)] = od, sp
+        spot_ok = [(u, v) for u, v in served if model.units[u].spot_ok]
+        taken: dict[int, float] = defaultdict(float)
+        for u, option, amount in northwest(spot_ok, [(Option.SPOT, sp)]):
+            taken[u] += amount
+            allocations[u].append(((site, option), amount))
+        pieces = [*_commit_pieces(capacity.get((m, site), []), cm), (Option.ON_DEMAND, od)]
+        rest = [(u, v - taken[u]) for u, v in served]
+        for u, option, amount in northwest(rest, pieces):
+            allocations[u].append(((site, option), amount))
+    for u, unit in enumerate(model.units):
+        rows = [(r, problem.demand[r].gpu_hours) for r in unit.rows]
+        for r, (site, option), amount in northwest(rows, allocations.get(u, [])):
+            builder.serve(r, site, option, amount)
+    for (site, market), col in model.increase.items():
+        usage.increase[(site, market.value)] = float(x[col])
+
+
+def _commit_pieces(capacity: list[tuple[Option, float]], used: float) -> list[tuple[Option, float]]:
+    out = []
+    for option, cap in sorted(capacity, key=lambda p: p[0].value):
+        take = min(cap, used)
+        if take > 0:
+            out.append((option, take))
+        used -= take
+    if used > EPS_GPU_HOURS and out:  # numerical slack: charge it to the last commitment
+        out[-1] = (out[-1][0], out[-1][1] + used)
+    return out

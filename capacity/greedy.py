@@ -1,0 +1,131 @@
+"""The greedy baseline: what a careful person does by hand, so the MILP's saving is visible.
+
+Month by month, gang rows first (largest gang first), then the rest by size: each row takes the cheapest
+offer first until its quota runs out, then the next cheapest. A gang row goes wholly to the one region
+that serves most of it at the lowest cost. A commitment is priced at its charge spread over the hours it
+can still be used inside the horizon, and bought in whole nodes when that makes it the cheapest offer.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from capacity.plan import EPS_GPU_HOURS, Plan, PlanBuilder
+from capacity.problem import CommitOffer, Problem, Site
+from capacity.schema import DemandRow, Option
+
+
+@dataclass
+class _Ledger:
+    problem: Problem
+    committed: dict[tuple[int, Site], float] = field(default_factory=lambda: defaultdict(float))  # GPUs
+    commit_left: dict[tuple[int, Site, Option], float] = field(default_factory=lambda: defaultdict(float))
+    od_used: dict[tuple[int, Site], float] = field(default_factory=lambda: defaultdict(float))
+    sp_used: dict[tuple[int, Site], float] = field(default_factory=lambda: defaultdict(float))
+
+    def od_room(self, m: int, site: Site) -> float:
+        if site.on_demand is None:
+            return 0.0
+        h = self.problem.hours[m]
+        return max(0.0, h * (site.quota_on_demand - self.committed[(m, site)]) - self.od_used[(m, site)])
+
+    def sp_room(self, m: int, site: Site) -> float:
+        return 0.0 if site.spot is None else max(0.0, self.problem.hours[m] * site.quota_spot - self.sp_used[(m, site)])
+
+    def headroom_nodes(self, commit: CommitOffer, site: Site, m: int) -> int:
+        """Whole nodes that fit the on-demand quota in every month the commitment would be active."""
+        hours = self.problem.hours
+        spare = min(site.quota_on_demand - self.committed[(k, site)] - self.od_used[(k, site)] / hours[k]
+                    for k in self.span(commit, m))
+        return int(min(spare, 1e9) // commit.gpus) if spare > 0 else 0
+
+    def span(self, commit: CommitOffer, m: int) -> range:
+        return range(m, min(m + commit.term_months, len(self.problem.months)))
+
+
+Choice = tuple[float, str, Site, object]  # (price, kind, site, option or commit offer)
+
+
+def _options(ledger: _Ledger, m: int, site: Site, row: DemandRow, buy: bool) -> list[Choice]:
+    out: list[Choice] = []
+    for option in (Option.COMMIT_1Y, Option.COMMIT_3Y):
+        if ledger.commit_left[(m, site, option)] > EPS_GPU_HOURS:
+            out.append((0.0, "commit", site, option))
+    if row.spot_ok and site.spot is not None:
+        out.append((site.spot.usd_per_gpu_hour, "spot", site, None))
+    if site.on_demand is not None:
+        out.append((site.on_demand.usd_per_gpu_hour, "od", site, None))
+    if buy:
+        for commit in site.commits:
+            usable = sum(ledger.problem.hours[k] for k in ledger.span(commit, m)) * commit.gpus
+            out.append((commit.usd_per_node / usable, "buy", site, commit))
+    return out
+
+
+def _take(ledger: _Ledger, builder: PlanBuilder | None, r: int, m: int, choice: Choice, need: float) -> float:
+    """Serve up to ``need`` GPU-hours from one choice; only measure when builder is None."""
+    _, kind, site, what = choice
+    h = ledger.problem.hours[m]
+    if kind == "buy":
+        commit: CommitOffer = what  # type: ignore[assignment]
+        nodes = min(int(need // (h * commit.gpus)), ledger.headroom_nodes(commit, site, m))
+        if nodes <= 0 or builder is None:
+            return 0.0
+        builder.buy(commit, m, nodes)
+        for k in ledger.span(commit, m):
+            ledger.committed[(k, site)] += nodes * commit.gpus
+            ledger.commit_left[(k, site, commit.offer.option)] += nodes * commit.gpus * ledger.problem.hours[k]
+        kind, what = "commit", commit.offer.option
+    if kind == "commit":
+        take = min(need, ledger.commit_left[(m, site, what)])  # type: ignore[index]
+        if builder is not None:
+            ledger.commit_left[(m, site, what)] -= take  # type: ignore[index]
+            builder.serve(r, site, what, take)  # type: ignore[arg-type]
+    elif kind == "spot":
+        take = min(need, ledger.sp_room(m, site))
+        if builder is not None:
+            ledger.sp_used[(m, site)] += take
+            builder.serve(r, site, Option.SPOT, take)
+    else:
+        take = min(need, ledger.od_room(m, site))
+        if builder is not None:
+            ledger.od_used[(m, site)] += take
+            builder.serve(r, site, Option.ON_DEMAND, take)
+    return take
+
+
+def _fill(ledger: _Ledger, builder: PlanBuilder | None, r: int, m: int, choices: list[Choice],
+          need: float) -> tuple[float, float]:
+    """Serve up to ``need`` GPU-hours, cheapest choice first. Returns (served, usage cost)."""
+    served = cost = 0.0
+    for choice in sorted(choices, key=lambda c: (c[0], c[1], c[2].key)):
+        if need <= EPS_GPU_HOURS:
+            break
+        take = _take(ledger, builder, r, m, choice, need)
+        served, cost, need = served + take, cost + take * choice[0], need - take
+    return served, cost
+
+
+def greedy(problem: Problem) -> Plan:
+    builder = PlanBuilder(problem)
+    ledger = _Ledger(problem)
+    index = {month: i for i, month in enumerate(problem.months)}
+    order = sorted(range(len(problem.demand)), key=lambda r: (index[problem.demand[r].month],
+                                                               -problem.demand[r].gang_gpus,
+                                                               -problem.demand[r].gpu_hours, r))
+    for r in order:
+        row = problem.demand[r]
+        m = index[row.month]
+        sites = problem.sites_for(row.gpu)
+        if row.gang_gpus == 1:
+            choices = [c for s in sites for c in _options(ledger, m, s, row, buy=True)]
+            _fill(ledger, builder, r, m, choices, row.gpu_hours)
+            continue
+        trials = [(_fill(ledger, None, r, m, _options(ledger, m, s, row, buy=False), row.gpu_hours), s)
+                  for s in sites if s.quota_on_demand >= row.gang_gpus]
+        if trials:
+            (served, _), best = max(trials, key=lambda t: (round(t[0][0], 6), -t[0][1], t[1].key))
+            if served > EPS_GPU_HOURS:
+                _fill(ledger, builder, r, m, _options(ledger, m, best, row, buy=True), row.gpu_hours)
+    return builder.finish()

@@ -1,0 +1,108 @@
+"""Load the planner's input files, checking each row against the machine catalogue.
+
+Every loader raises ``InputError`` naming the file, row, column, value, what is allowed and how to fix it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from capacity.csvio import InputError, RowProblem, duplicates, load_rows
+from capacity.schema import DemandRow, HistoryRow, OfferRow, QuotaRow
+from components import catalog
+from components.catalog import Cloud
+from components.errors import did_you_mean
+
+DEFAULT_OFFERS = Path(__file__).parent / "data" / "offers.csv"
+
+
+def _known_gpu(label: str) -> Callable[[Any, int], Iterable[RowProblem]]:
+    known = catalog.gpu_models()
+
+    def check(item: Any, line: int) -> Iterable[RowProblem]:
+        if item.gpu in known:
+            return []
+        guess = did_you_mean(item.gpu, known)
+        hint = f" Did you mean {guess!r}?" if guess else ""
+        return [RowProblem(label, line, "gpu", item.gpu, f"is not a catalogue GPU.{hint}",
+                           f"Write one of {', '.join(known)}.")]
+
+    return check
+
+
+def _all(*checks: Callable[[Any, int], Iterable[RowProblem]]) -> Callable[[Any, int], Iterable[RowProblem]]:
+    def check(item: Any, line: int) -> Iterable[RowProblem]:
+        for one in checks:
+            found = list(one(item, line))
+            if found:
+                return found
+        return []
+
+    return check
+
+
+def _offer_machine(label: str) -> Callable[[OfferRow, int], Iterable[RowProblem]]:
+    def check(item: OfferRow, line: int) -> Iterable[RowProblem]:
+        machine = catalog.by_name(item.cloud, item.machine_type)
+        if machine is None:
+            known = catalog.names(item.cloud)
+            guess = did_you_mean(item.machine_type, known)
+            hint = f" Did you mean {guess!r}?" if guess else ""
+            return [RowProblem(label, line, "machine_type", item.machine_type,
+                               f"is not a known {item.cloud.title} GPU machine type.{hint}",
+                               "Use a machine type from components/data/machine_types.csv, or add it there.")]
+        out = []
+        if machine.gpu != item.gpu:
+            out.append(RowProblem(label, line, "gpu", item.gpu, f"does not match {item.machine_type}, which has "
+                                  f"{machine.gpu} GPUs.", f"Write {machine.gpu}."))
+        if machine.gpus != item.gpus_per_node:
+            out.append(RowProblem(label, line, "gpus_per_node", str(item.gpus_per_node),
+                                  f"does not match {item.machine_type}, which has {machine.gpus} GPUs.",
+                                  f"Write {machine.gpus}."))
+        return out
+
+    return check
+
+
+def load_demand(path: Path) -> list[DemandRow]:
+    label = str(path)
+    rows = load_rows(path, DemandRow, label,
+                     _all(_known_gpu(label), duplicates(label, "month, team, gpu, gang_gpus, spot_ok")))
+    if not rows:
+        raise InputError([RowProblem(label, None, None, None, "has no demand rows.",
+                                     "Add at least one row: month,team,gpu,gpu_hours,gang_gpus,spot_ok.")])
+    return rows
+
+
+def load_history(path: Path) -> list[HistoryRow]:
+    label = str(path)
+    rows = load_rows(path, HistoryRow, label, _known_gpu(label))
+    if not rows:
+        raise InputError([RowProblem(label, None, None, None, "has no history rows.",
+                                     "Add rows: month,team,gpu,gpu_hours.")])
+    return rows
+
+
+def load_offers(path: Path | None = None) -> list[OfferRow]:
+    """offers.csv, or the bundled snapshot of public list prices when no path is given."""
+    path = path or DEFAULT_OFFERS
+    label = str(path)
+    rows = load_rows(path, OfferRow, label,
+                     _all(_known_gpu(label), _offer_machine(label),
+                          duplicates(label, "cloud, region, machine_type, option")))
+    if not rows:
+        raise InputError([RowProblem(label, None, None, None, "has no offers.",
+                                     f"Add offers, or leave --offers out to use {DEFAULT_OFFERS.name}.")])
+    return rows
+
+
+def load_quotas(path: Path) -> list[QuotaRow]:
+    label = str(path)
+    return load_rows(path, QuotaRow, label,
+                     _all(_known_gpu(label), duplicates(label, "cloud, region, gpu, market")))
+
+
+def clouds_of(offers: Iterable[OfferRow]) -> list[Cloud]:
+    return sorted({o.cloud for o in offers}, key=lambda c: c.value)

@@ -1,0 +1,256 @@
+"""Solve the planning MILP with HiGHS and read the answer back as a Plan.
+
+``solve`` reports the proven bound and gap of the MILP, and the LP relaxation bound (the same model with
+integrality dropped), so a reader can see how far any plan could possibly be improved.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import highspy
+import numpy as np
+
+from capacity import heuristic, highs, milp
+from capacity.decode import Usage, decode
+from capacity.milp import Model
+from capacity.plan import Plan, PlanBuilder
+from capacity.problem import DEFAULT_GAP, DEFAULT_TIME_LIMIT_S, Problem
+
+WORKERS = 2  # HiGHS releases the GIL: two GPU models solve at once on a 2-core machine
+RINS_TIME_S = 1.0  # each relaxation-induced neighbourhood search (heuristic.rins)
+RINS_ROUNDS = 1
+GANG_TIME_S = 1.0  # placing gang rows once commitments are fixed (heuristic.first_plan)
+RINS_RETRY_S = 3.0  # the longer search for a GPU model whose first plan is still too far from its bound
+
+
+@dataclass(frozen=True)
+class Progress:
+    phase: str  # "lp", "milp", "relaxed"
+    seconds: float
+    incumbent_usd: float | None = None
+    bound_usd: float | None = None
+    gap: float | None = None
+
+
+@dataclass
+class Solution:
+    plan: Plan
+    usage: Usage
+    status: str  # optimal | gap_limit | time_limit | infeasible | ...
+    objective_usd: float
+    lower_bound_usd: float
+    gap: float
+    lp_relaxation_usd: float | None
+    solve_seconds: float
+    stats: dict[str, int]
+
+
+ProgressFn = Callable[[Progress], None]
+def _watch(h: highspy.Highs, progress: ProgressFn, started: float) -> None:
+    last = [0.0]
+
+    def report(event: highspy.HighsCallbackEvent) -> None:
+        now = time.perf_counter()
+        if now - last[0] < 0.1:
+            return
+        last[0] = now
+        out = event.data_out
+        primal = out.mip_primal_bound if math.isfinite(out.mip_primal_bound) else None
+        dual = out.mip_dual_bound if math.isfinite(out.mip_dual_bound) else None
+        gap = out.mip_gap if primal is not None and math.isfinite(out.mip_gap) else None
+        progress(Progress("milp", now - started, primal, dual, gap))
+
+    h.cbMipInterrupt.subscribe(report)
+
+
+@dataclass
+class _Part:
+    """One GPU model's MILP and what is known of it."""
+
+    gpu: str
+    model: Model
+    lp: highspy.Highs | None = None
+    lp_value: float | None = None
+    first: np.ndarray | None = None
+    relaxed: np.ndarray | None = None  # the LP relaxation's values
+    x: np.ndarray | None = None
+    objective: float = 0.0
+    bound: float = 0.0
+    status: str = "not_solved"
+
+
+def solve(problem: Problem, gap: float = DEFAULT_GAP, time_limit_s: float = DEFAULT_TIME_LIMIT_S,
+          progress: ProgressFn | None = None, relax: bool = False, only: set[str] | None = None) -> Solution:
+    """Solve one MILP per GPU model (exact: GPU models share no site, quota or offer) and join them.
+
+    ``only`` limits the solve to some GPU models (the plan then leaves the others unserved). The gap is
+    proven for the whole plan: every part's LP bound and first plan come first (two parts at a time); when
+    the first plans are within gap x the sum of LP bounds, that proves it. Otherwise the parts with the
+    largest gaps get a longer neighbourhood search and then the full MILP, sharing what is left of that
+    absolute budget."""
+    started = time.perf_counter()
+    phase = "relaxed" if relax else "milp"
+    say = progress or (lambda _p: None)
+    gpus = sorted({d.gpu for d in problem.demand if only is None or d.gpu in only})
+    parts = [_Part(gpu, milp.build(problem, relax=relax, gpu=gpu)) for gpu in gpus]
+
+    def first_plan(part: _Part) -> None:
+        """The part's LP bound, and a first plan dived from it (HiGHS runs outside the GIL: 2 at once)."""
+        if part.model.num_col == 0:  # no demand of this GPU: nothing to decide
+            part.x, part.lp_value, part.status = np.zeros(0), 0.0, "optimal"
+            return
+        say(Progress(f"lp + first plan {part.gpu}", time.perf_counter() - started))
+        lp, part.lp_value = highs.lp(part.model, time_limit_s)
+        if part.lp_value is not None and part.model.integer:
+            relaxed = part.relaxed = np.asarray(lp.getSolution().col_value)
+            part.first = heuristic.first_plan(part.model, lp, relaxed.copy(), gap, min(GANG_TIME_S, time_limit_s))
+            cost = part.model.arrays()["cost"]
+            target = gap / 4 * abs(part.lp_value)
+            for _ in range(RINS_ROUNDS):  # while the first plan is off by more than a quarter of the gap
+                if part.first is None or float(np.dot(cost, part.first)) - part.lp_value <= target:
+                    break
+                part.first = heuristic.rins(part.model, relaxed, part.first, gap, min(RINS_TIME_S, time_limit_s))
+        elif part.lp_value is not None:
+            part.first = np.asarray(lp.getSolution().col_value)
+        if part.first is not None and part.lp_value is not None:  # the LP bound proves the first plan's gap
+            part.x, part.objective = part.first, float(np.dot(part.model.arrays()["cost"], part.first))
+            part.bound = min(part.lp_value, part.objective)
+            part.status = "optimal" if part.objective - part.bound <= gap * abs(part.objective) else "gap_limit"
+
+    with ThreadPoolExecutor(WORKERS) as pool:
+        list(pool.map(first_plan, parts))
+    lp_value = None if any(p.lp_value is None for p in parts) else sum(p.lp_value for p in parts)  # type: ignore[misc]
+    budget = gap * abs(lp_value) if lp_value is not None else 0.0
+    todo = _to_improve(parts, budget)
+    if todo:
+        spare = budget - sum(p.objective - p.bound for p in parts if p not in todo and p.x is not None)
+        left = max(1.0, time_limit_s - (time.perf_counter() - started))
+
+        def improve(part: _Part) -> None:
+            allowed = max(spare, 0.0) / len(todo)
+            if part.x is not None and part.relaxed is not None:  # a second, longer neighbourhood search first
+                x = heuristic.rins(part.model, part.relaxed, part.x, gap, min(RINS_RETRY_S, left))
+                part.x, part.objective = x, float(np.dot(part.model.arrays()["cost"], x))
+                if part.objective - part.bound <= allowed:
+                    return
+            _milp(part, gap, allowed, left, _reporter(say, parts, parts.index(part), started, phase))
+
+        with ThreadPoolExecutor(WORKERS) as pool:
+            list(pool.map(improve, todo))
+    for part in parts:
+        _polish(part)
+    builder, usage = PlanBuilder(problem), Usage()
+    stats: dict[str, int] = defaultdict(int)
+    for part in parts:
+        decode(problem, part.model, part.x, builder, usage)  # type: ignore[arg-type]
+        for key, value in part.model.stats().items():
+            stats[key] += value
+    seconds = time.perf_counter() - started
+    objective = sum(p.objective for p in parts)
+    bound = min(sum(p.bound for p in parts), objective)
+    rel_gap = 0.0 if objective <= 0 else max(0.0, (objective - bound) / abs(objective))
+    status = "optimal" if rel_gap <= gap + 1e-12 else next((p.status for p in parts if p.status != "optimal"),
+                                                            "gap_limit")
+    say(Progress(phase, seconds, objective, bound, rel_gap))
+    return Solution(builder.finish(), usage, status, objective, bound, rel_gap, lp_value, seconds, dict(stats))
+
+
+def _to_improve(parts: list[_Part], budget: float) -> list[_Part]:
+    """The fewest parts (largest gaps first) whose MILPs must close for the whole plan to fit the budget;
+    parts without a first plan always."""
+    must = [p for p in parts if p.x is None]
+    rest = sorted((p for p in parts if p.x is not None and p.objective - p.bound > 1e-9),
+                  key=lambda p: -(p.objective - p.bound))
+    open_gap = sum(p.objective - p.bound for p in rest)
+    chosen: list[_Part] = []
+    for part in rest:
+        if open_gap <= budget * 0.999:
+            break
+        chosen.append(part)
+        open_gap -= part.objective - part.bound
+    return must + chosen
+
+
+def _reporter(say: ProgressFn, parts: list[_Part], i: int, started: float, phase: str) -> ProgressFn:
+    """Progress of part i, shown as the whole plan: parts done count as solved, later ones at their LP."""
+    def report(p: Progress) -> None:
+        done = sum(x.objective for x in parts[:i])
+        low = sum(x.bound for x in parts[:i]) + sum(x.lp_value or 0.0 for x in parts[i + 1:])
+        rest = sum(x.lp_value or 0.0 for x in parts[i + 1:])
+        incumbent = None if p.incumbent_usd is None else done + rest + p.incumbent_usd
+        bound = None if p.bound_usd is None else low + p.bound_usd
+        gap = None if incumbent is None or bound is None or incumbent <= 0 else (incumbent - bound) / incumbent
+        say(Progress(f"{phase} {parts[i].gpu}", time.perf_counter() - started, incumbent, bound, gap))
+
+    return report
+
+
+def _milp(part: _Part, gap: float, abs_gap: float, time_limit_s: float, progress: ProgressFn) -> None:
+    model = part.model
+    started = time.perf_counter()
+    h, x = _run_milp(model, gap, abs_gap, time_limit_s, progress, part.first)
+    cost = model.arrays()["cost"]
+    if part.first is not None and not highs.trusted(model, h, x):  # solved again from scratch
+        left = max(1.0, time_limit_s - (time.perf_counter() - started))
+        h, x = _run_milp(model, gap, abs_gap, left, progress, None)
+    info = h.getInfo()
+    objective = float(np.dot(cost, x))
+    if part.x is None or objective <= part.objective:
+        part.x, part.objective = x, objective
+    bound = float(info.mip_dual_bound) if model.integer else part.objective
+    if part.lp_value is not None and not bound >= part.lp_value:  # the LP optimum is a bound too
+        bound = part.lp_value
+    part.bound = min(bound, part.objective)
+    closed = part.objective - part.bound <= max(abs_gap, gap * abs(part.objective)) + 1e-6
+    part.status = _status(h.getModelStatus(), closed)
+
+
+def _polish(part: _Part) -> None:
+    """Fix every integer column to its rounded value and solve the LP once more: HiGHS accepts integers
+    within a tolerance (a gang row's Z of 1e-7 would let a sliver of it run in a second region)."""
+    model = part.model
+    if part.x is None or not model.integer:
+        return
+    ints = np.asarray(model.integer, dtype=np.int64)
+    lower, upper = np.asarray(model.lower, dtype=float), np.asarray(model.upper, dtype=float).copy()
+    lower[ints] = upper[ints] = np.round(part.x[ints])
+    h = highs.highs_for(model, integral=False, gap=DEFAULT_GAP, time_limit_s=DEFAULT_TIME_LIMIT_S,
+                        bounds=(lower, upper))
+    h.run()
+    if h.getModelStatus() == highspy.HighsModelStatus.kOptimal:
+        part.x = np.asarray(h.getSolution().col_value)
+        part.x[ints] = lower[ints]
+        part.objective = float(np.dot(model.arrays()["cost"], part.x))
+        part.bound = min(part.bound, part.objective)
+
+
+def _run_milp(model: Model, gap: float, abs_gap: float, time_limit_s: float, progress: ProgressFn,
+              first: np.ndarray | None) -> tuple[highspy.Highs, np.ndarray]:
+    h = highs.highs_for(model, integral=True, gap=gap, time_limit_s=time_limit_s)
+    h.setOptionValue("mip_abs_gap", max(abs_gap, 1e-6))
+    if first is not None:
+        # with a start, presolve off: faster here, and it sidesteps a HiGHS 1.16 presolve bug (see _milp)
+        h.setOptionValue("presolve", "off")
+        highs.start(h, first)
+    _watch(h, progress, time.perf_counter())
+    h.run()
+    if h.getInfo().primal_solution_status != highspy.SolutionStatus.kSolutionStatusFeasible:
+        raise RuntimeError(f"HiGHS found no feasible plan ({h.modelStatusToString(h.getModelStatus())}); "
+                           "the model always has one (everything unserved), so this is a bug.")
+    return h, np.asarray(h.getSolution().col_value)
+
+
+def _status(status: highspy.HighsModelStatus, closed: bool) -> str:
+    if status == highspy.HighsModelStatus.kOptimal:
+        return "optimal" if closed else "gap_limit"
+    if status == highspy.HighsModelStatus.kTimeLimit:
+        return "time_limit"
+    return status.name.removeprefix("k").lower()  # e.g. kInterrupt -> interrupt
+
+

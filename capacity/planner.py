@@ -1,0 +1,61 @@
+"""One planning run: the MILP, the greedy baseline, the relaxed-quota solve and the independent check.
+
+Pure: rows in, results out. The CLI (capacity/cli.py) reads files, shows progress and writes outputs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from capacity import check, greedy, optimize, problem, requests
+from capacity.optimize import ProgressFn, Solution
+from capacity.plan import Plan
+from capacity.schema import DemandRow, OfferRow, QuotaRequest, QuotaRow
+
+RELAXED_GAP = 0.02  # quota requests are advice, rounded up to whole GPUs: a looser proof is enough
+RELAXED_TIME_S = 30.0
+
+
+@dataclass
+class Run:
+    problem: problem.Problem
+    solution: Solution
+    greedy: Plan
+    greedy_seconds: float
+    relaxed: Solution | None
+    requests: list[QuotaRequest]
+    verdict: check.Verdict
+
+    @property
+    def plan(self) -> Plan:
+        return self.solution.plan
+
+    @property
+    def unmet_after_requests(self) -> float | None:
+        """GPU-hours still unserved if every quota request were granted (no offer, or the solve's limits)."""
+        if self.relaxed is None:
+            return None
+        short = {s.gpu for s in self.plan.shortfall}
+        return sum(s.unmet_gpu_hours for s in self.relaxed.plan.shortfall if s.gpu in short)
+
+
+def plan(demand: Sequence[DemandRow], offers: Sequence[OfferRow], quotas: Sequence[QuotaRow] | None,
+         penalty: float = problem.DEFAULT_PENALTY_USD_PER_GPU_HOUR, gap: float = problem.DEFAULT_GAP,
+         time_limit_s: float = problem.DEFAULT_TIME_LIMIT_S, progress: ProgressFn | None = None) -> Run:
+    built = problem.build(demand, offers, quotas, penalty)
+    solution = optimize.solve(built, gap=gap, time_limit_s=time_limit_s, progress=progress)
+    started = time.perf_counter()
+    baseline = greedy.greedy(built)
+    greedy_seconds = time.perf_counter() - started
+    relaxed = None
+    found: list[QuotaRequest] = []
+    short = {s.gpu for s in solution.plan.shortfall}
+    if built.quotas_given and short:
+        relaxed = optimize.solve(built, gap=max(gap, RELAXED_GAP), time_limit_s=min(time_limit_s, RELAXED_TIME_S),
+                                 progress=progress, relax=True, only=short)
+        found = requests.quota_requests(built, relaxed)
+    result = solution.plan
+    verdict = check.check(demand, offers, quotas, result.lines, result.commitments, result.shortfall, penalty)
+    return Run(built, solution, baseline, greedy_seconds, relaxed, found, verdict)

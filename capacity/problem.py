@@ -1,0 +1,115 @@
+"""A planning problem: demand, offers and quotas gathered per site (cloud, region, GPU) and month.
+
+Aggregation here is exact under the planning semantics (docs/capacity.md): usage is priced per GPU-hour
+and quotas count per (cloud, region, gpu), so only the cheapest on-demand and spot offer of a site matter;
+commitments keep every (machine type, term) since node size and rate both matter.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from capacity.schema import DemandRow, Market, OfferRow, Option, QuotaRow, hours, month_span
+from components.catalog import Cloud
+
+DEFAULT_PENALTY_USD_PER_GPU_HOUR = 1000.0
+DEFAULT_GAP = 1e-3  # 0.1 %: "proven optimal" for planning purposes
+DEFAULT_TIME_LIMIT_S = 120.0
+SiteKey = tuple[Cloud, str, str]  # (cloud, region, gpu)
+
+
+@dataclass(frozen=True)
+class CommitOffer:
+    offer: OfferRow
+
+    @property
+    def gpus(self) -> int:
+        return self.offer.gpus_per_node
+
+    @property
+    def term_months(self) -> int:
+        return self.offer.option.term_months
+
+    @property
+    def usd_per_node(self) -> float:
+        """The whole term's charge for one node: GPUs x term hours x rate."""
+        return self.offer.gpus_per_node * self.offer.option.term_hours * self.offer.usd_per_gpu_hour
+
+
+@dataclass(eq=False)
+class Site:
+    key: SiteKey
+    on_demand: OfferRow | None = None  # the cheapest on-demand offer
+    spot: OfferRow | None = None  # the cheapest spot offer
+    commits: list[CommitOffer] = field(default_factory=list)
+    quota_on_demand: float = math.inf
+    quota_spot: float = math.inf
+
+    @property
+    def cloud(self) -> Cloud:
+        return self.key[0]
+
+    @property
+    def region(self) -> str:
+        return self.key[1]
+
+    @property
+    def gpu(self) -> str:
+        return self.key[2]
+
+    def quota(self, market: Market) -> float:
+        return self.quota_on_demand if market is Market.ON_DEMAND else self.quota_spot
+
+    def price(self, option: Option) -> float:
+        offer = self.on_demand if option is Option.ON_DEMAND else self.spot if option is Option.SPOT else None
+        return offer.usd_per_gpu_hour if offer is not None else 0.0
+
+
+@dataclass(frozen=True)
+class Problem:
+    demand: tuple[DemandRow, ...]
+    months: tuple[str, ...]
+    sites: dict[SiteKey, Site]
+    hours: tuple[int, ...]  # hours(month) per month of the horizon
+    penalty: float = DEFAULT_PENALTY_USD_PER_GPU_HOUR
+    quotas_given: bool = True
+
+    def sites_for(self, gpu: str) -> list[Site]:
+        return [s for s in self.sites.values() if s.gpu == gpu]
+
+
+def build(demand: Sequence[DemandRow], offers: Sequence[OfferRow], quotas: Sequence[QuotaRow] | None,
+          penalty: float = DEFAULT_PENALTY_USD_PER_GPU_HOUR) -> Problem:
+    """Gather offers and quotas per site. Without a quotas file nothing is limited; with one, a
+    (cloud, region, gpu, market) it does not list has a quota of 0 GPUs."""
+    months = tuple(month_span(min(d.month for d in demand), max(d.month for d in demand)))
+    sites: dict[SiteKey, Site] = {}
+    for offer in sorted(offers, key=lambda o: (o.key, o.usd_per_gpu_hour)):
+        site = sites.setdefault((offer.cloud, offer.region, offer.gpu), Site((offer.cloud, offer.region, offer.gpu)))
+        if offer.option is Option.ON_DEMAND:
+            if site.on_demand is None or offer.usd_per_gpu_hour < site.on_demand.usd_per_gpu_hour:
+                site.on_demand = offer
+        elif offer.option is Option.SPOT:
+            if site.spot is None or offer.usd_per_gpu_hour < site.spot.usd_per_gpu_hour:
+                site.spot = offer
+        else:
+            _add_commit(site, offer)
+    if quotas is not None:
+        limits = {(q.cloud, q.region, q.gpu, q.market): float(q.max_gpus) for q in quotas}
+        for site in sites.values():
+            site.quota_on_demand = limits.get((*site.key, Market.ON_DEMAND), 0.0)
+            site.quota_spot = limits.get((*site.key, Market.SPOT), 0.0)
+    return Problem(tuple(demand), months, sites, tuple(hours(m) for m in months), penalty, quotas is not None)
+
+
+def _add_commit(site: Site, offer: OfferRow) -> None:
+    """Keep the cheapest rate per (term, node size): a dearer one with the same shape is never chosen."""
+    for i, existing in enumerate(site.commits):
+        same = existing.offer.option is offer.option and existing.gpus == offer.gpus_per_node
+        if same:
+            if offer.usd_per_gpu_hour < existing.offer.usd_per_gpu_hour:
+                site.commits[i] = CommitOffer(offer)
+            return
+    site.commits.append(CommitOffer(offer))

@@ -1,0 +1,172 @@
+"""What a planning run leaves behind: the CSV and JSON files, and the terminal summary.
+
+summary.json is machine output with a stable, documented shape (docs/capacity.md, "summary.json"):
+keys never change meaning; new keys may be added; ``schema_version`` changes when a key is removed or
+renamed.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import Progress as Bar
+from rich.progress import SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from capacity.csvio import write_models
+from capacity.optimize import Progress, ProgressFn
+from capacity.planner import Run
+from capacity.schema import CommitmentLine, PlanLine, QuotaRequest, ShortfallLine
+
+SCHEMA_VERSION = 1
+FILES = ("plan.csv", "commitments.csv", "shortfall.csv", "quota_requests.csv", "summary.json")
+
+
+def _usd(x: float) -> float:
+    return round(x, 2)
+
+
+def summary(run: Run) -> dict[str, Any]:
+    s, g = run.solution, run.greedy
+    relaxed = run.relaxed
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "status": s.status,
+        "total_usd": _usd(s.plan.total_usd),
+        "usage_usd": _usd(s.plan.usage_usd),
+        "commitment_usd": _usd(s.plan.commitment_usd),
+        "unmet_gpu_hours": round(s.plan.unmet_gpu_hours, 3),
+        "penalty_usd_per_gpu_hour": run.problem.penalty,
+        "objective_usd": _usd(s.plan.objective_usd),
+        "lower_bound_usd": _usd(s.lower_bound_usd),
+        "gap": round(s.gap, 6),
+        "lp_relaxation_usd": None if s.lp_relaxation_usd is None else _usd(s.lp_relaxation_usd),
+        "greedy_total_usd": _usd(g.total_usd),
+        "greedy_objective_usd": _usd(g.objective_usd),
+        "greedy_unmet_gpu_hours": round(g.unmet_gpu_hours, 3),
+        "saving_vs_greedy_usd": _usd(g.objective_usd - s.plan.objective_usd),
+        "solve_seconds": round(s.solve_seconds, 3),
+        "greedy_seconds": round(run.greedy_seconds, 3),
+        "relaxed_solve_seconds": None if relaxed is None else round(relaxed.solve_seconds, 3),
+        "quota_requests": len(run.requests),
+        "unmet_after_requests_gpu_hours": (None if run.unmet_after_requests is None
+                                           else round(run.unmet_after_requests, 3)),
+        "relaxed_status": None if relaxed is None else relaxed.status,
+        "relaxed_gap": None if relaxed is None else round(relaxed.gap, 6),
+        "first_month": run.problem.months[0],
+        "last_month": run.problem.months[-1],
+        "months": len(run.problem.months),
+        "demand_rows": len(run.problem.demand),
+        "model": dict(sorted(s.stats.items())),
+        "check": {"ok": run.verdict.ok, "violations": len(run.verdict.violations)},
+    }
+
+
+def write(run: Run, out: Path) -> dict[str, Any]:
+    out.mkdir(parents=True, exist_ok=True)
+    write_models(out / "plan.csv", PlanLine, run.plan.lines)
+    write_models(out / "commitments.csv", CommitmentLine, run.plan.commitments)
+    write_models(out / "shortfall.csv", ShortfallLine, run.plan.shortfall)
+    write_models(out / "quota_requests.csv", QuotaRequest, run.requests)
+    data = summary(run)
+    (out / "summary.json").write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    return data
+
+
+@contextmanager
+def solving(console: Console) -> Iterator[ProgressFn]:
+    """A live line while HiGHS works: phase, best plan so far, proven bound, gap, elapsed time."""
+    with Bar(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
+             transient=True) as bar:
+        task = bar.add_task("building the model", total=None)
+        last = [0.0]
+
+        def update(p: Progress) -> None:
+            now = time.perf_counter()
+            if now - last[0] < 0.05 and p.incumbent_usd is None:
+                return
+            last[0] = now
+            text = f"[bold]{p.phase}[/]"
+            if p.incumbent_usd is not None:
+                text += f"  best ${p.incumbent_usd:,.0f}"
+            if p.bound_usd is not None:
+                text += f"  bound ${p.bound_usd:,.0f}"
+            if p.gap is not None:
+                text += f"  gap {p.gap:.3%}"
+            bar.update(task, description=text)
+
+        yield update
+
+
+def render(run: Run, console: Console, out: Path | None = None) -> None:
+    s, p = run.solution, run.plan
+    head = Table(title="Capacity plan", show_header=False, title_justify="left")
+    head.add_column(justify="left")
+    head.add_column(justify="right")
+    head.add_row("horizon", f"{run.problem.months[0]} .. {run.problem.months[-1]} ({len(run.problem.months)} months)")
+    head.add_row("total spend", f"${p.total_usd:,.0f}")
+    head.add_row("  usage / commitments", f"${p.usage_usd:,.0f} / ${p.commitment_usd:,.0f}")
+    head.add_row("unmet GPU-hours", f"{p.unmet_gpu_hours:,.0f}" + (" [red](shortfall)[/]" if p.shortfall else ""))
+    head.add_row("objective (spend + penalty)", f"${p.objective_usd:,.0f}")
+    head.add_row("status", f"{s.status}, gap {s.gap:.4%} in {s.solve_seconds:.1f} s")
+    head.add_row("proven lower bound", f"${s.lower_bound_usd:,.0f}")
+    if s.lp_relaxation_usd is not None:
+        head.add_row("LP relaxation bound", f"${s.lp_relaxation_usd:,.0f}")
+    saving = run.greedy.objective_usd - p.objective_usd
+    head.add_row("greedy baseline", f"${run.greedy.total_usd:,.0f} (+{run.greedy.unmet_gpu_hours:,.0f} GPU-h unmet)")
+    head.add_row("saving vs greedy", f"${saving:,.0f}" + (f" ({saving / run.greedy.objective_usd:.1%})"
+                                                         if run.greedy.objective_usd > 0 else ""))
+    console.print(head)
+    _spend(run, console)
+    if p.commitments:
+        table = Table(title="Commitments", title_justify="left")
+        for col in ("cloud", "region", "machine type", "term", "from", "nodes", "GPUs", "USD"):
+            table.add_column(col, justify="right" if col in ("nodes", "GPUs", "USD") else "left")
+        for c in p.commitments[:15]:
+            table.add_row(c.cloud.value, c.region, c.machine_type, c.option.value, c.start_month, str(c.nodes),
+                          str(c.gpus), f"{c.usd_total:,.0f}")
+        if len(p.commitments) > 15:
+            table.caption = f"... {len(p.commitments) - 15} more in commitments.csv"
+        console.print(table)
+    if run.requests:
+        table = Table(title="Quota increases that remove the shortfall", title_justify="left")
+        for col in ("cloud", "region", "gpu", "market", "now", "ask", "native", "needed", "file by"):
+            table.add_column(col)
+        for r in run.requests:
+            table.add_row(r.cloud.value, r.region, r.gpu, r.market.value, str(r.current_max_gpus),
+                          str(r.requested_max_gpus), f"+{r.native_increase} {r.native_unit} {r.native_quota}",
+                          r.month_needed, r.request_by)
+        after = run.unmet_after_requests
+        if after is not None:
+            table.caption = (f"if granted, unmet GPU-hours fall from {p.unmet_gpu_hours:,.0f} to {after:,.0f}; "
+                             "file by = month needed - the cloud's usual lead time")
+        console.print(table)
+    if not run.verdict.ok:
+        console.print(f"[red]The independent check found {len(run.verdict.violations)} violation(s):[/]")
+        for line in run.verdict.violations[:10]:
+            console.print(f"  - {line}")
+    if out is not None:
+        console.print(f"Wrote {', '.join(FILES)} to {out}")
+
+
+def _spend(run: Run, console: Console) -> None:
+    by: dict[tuple[str, str], float] = defaultdict(float)
+    for line in run.plan.lines:
+        by[(line.cloud.value, line.option.value)] += line.gpu_hours
+    if not by:
+        return
+    table = Table(title="GPU-hours by cloud and option", title_justify="left")
+    options = sorted({o for _, o in by})
+    table.add_column("cloud")
+    for option in options:
+        table.add_column(option, justify="right")
+    for cloud in sorted({c for c, _ in by}):
+        table.add_row(cloud, *[f"{by.get((cloud, o), 0.0):,.0f}" for o in options])
+    console.print(table)

@@ -1,0 +1,207 @@
+"""The typed rows every capacity module reads and writes, and the calendar they share.
+
+One model per file kind. Field descriptions double as the "allowed" text of load errors, so a user who
+gets a bad row told to them reads the same words as docs/capacity.md.
+"""
+
+from __future__ import annotations
+
+import calendar
+from enum import StrEnum
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from components.catalog import Cloud
+
+MONTH_PATTERN = r"^\d{4}-(0[1-9]|1[0-2])$"
+Month = Annotated[str, Field(pattern=MONTH_PATTERN, description="a month written YYYY-MM, e.g. 2026-01")]
+Name = Annotated[str, Field(min_length=1, max_length=128, pattern=r"^\S(.*\S)?$",
+                            description="a non-empty name without leading or trailing spaces")]
+Region = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9-]*$",
+                              description="a cloud region name such as us-east-1, us-central1 or eastus")]
+GpuHours = Annotated[float, Field(ge=0, allow_inf_nan=False, description="a number of GPU-hours >= 0")]
+Usd = Annotated[float, Field(ge=0, allow_inf_nan=False, description="an amount in US dollars >= 0")]
+
+HOURS_1Y = 8760  # the hours a one-year commitment charges, whatever the calendar
+HOURS_3Y = 26280
+
+
+class Market(StrEnum):
+    """Which quota a GPU counts against."""
+
+    ON_DEMAND = "on_demand"
+    SPOT = "spot"
+
+
+class Option(StrEnum):
+    """How a GPU-hour is bought."""
+
+    ON_DEMAND = "on_demand"
+    SPOT = "spot"
+    COMMIT_1Y = "commit_1y"
+    COMMIT_3Y = "commit_3y"
+
+    @property
+    def is_commit(self) -> bool:
+        return self in (Option.COMMIT_1Y, Option.COMMIT_3Y)
+
+    @property
+    def market(self) -> Market:
+        """Committed GPUs count against the on-demand quota; only spot counts against spot."""
+        return Market.SPOT if self is Option.SPOT else Market.ON_DEMAND
+
+    @property
+    def term_months(self) -> int:
+        return {Option.COMMIT_1Y: 12, Option.COMMIT_3Y: 36}.get(self, 0)
+
+    @property
+    def term_hours(self) -> int:
+        return {Option.COMMIT_1Y: HOURS_1Y, Option.COMMIT_3Y: HOURS_3Y}.get(self, 0)
+
+
+class Row(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=False)
+
+
+class DemandRow(Row):
+    """One line of demand.csv: GPU-hours a team needs in a month."""
+
+    month: Month
+    team: Name
+    gpu: Name = Field(description="a catalogue GPU name such as H100, H200, A100, B200 or L4")
+    gpu_hours: GpuHours
+    gang_gpus: int = Field(ge=1, le=100_000, description="a whole number >= 1: GPUs one job needs inside a "
+                           "single interconnect domain (1 when jobs may spread)")
+    spot_ok: bool = Field(description="true or false: whether this work may run on spot capacity")
+
+    @property
+    def key(self) -> tuple[str, str, str, int, bool]:
+        return (self.month, self.team, self.gpu, self.gang_gpus, self.spot_ok)
+
+
+class HistoryRow(Row):
+    """One line of history.csv: GPU-hours a team used in a past month."""
+
+    month: Month
+    team: Name
+    gpu: Name = Field(description="a catalogue GPU name such as H100, H200, A100, B200 or L4")
+    gpu_hours: GpuHours
+    gang_gpus: int | None = Field(default=None, ge=1, description="optional: a whole number >= 1, carried "
+                                  "into the forecast demand")
+    spot_ok: bool | None = Field(default=None, description="optional: true or false, carried into the forecast")
+
+
+class OfferRow(Row):
+    """One line of offers.csv: a price for one machine type, region and way of buying."""
+
+    cloud: Cloud = Field(description="one of aws, gcp, azure")
+    region: Region
+    machine_type: Name = Field(description="a catalogue machine type of that cloud, e.g. p5.48xlarge")
+    gpu: Name = Field(description="the catalogue GPU of that machine type")
+    gpus_per_node: int = Field(ge=1, le=1024, description="a whole number >= 1: GPUs in one node")
+    option: Option = Field(description="one of on_demand, spot, commit_1y, commit_3y")
+    usd_per_gpu_hour: float = Field(gt=0, allow_inf_nan=False, description="a price in USD per GPU-hour > 0")
+    source: str = Field(default="", description="where the price comes from (a link, or 'derived: ...')")
+    as_of: str = Field(default="", description="the date the price was read, YYYY-MM-DD")
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.cloud.value, self.region, self.machine_type, self.option.value)
+
+
+class QuotaRow(Row):
+    """One line of quotas.csv: GPUs that may run at once in a region, converted to GPUs."""
+
+    cloud: Cloud = Field(description="one of aws, gcp, azure")
+    region: Region
+    gpu: Name = Field(description="a catalogue GPU name such as H100")
+    market: Market = Field(description="one of on_demand, spot")
+    max_gpus: int = Field(ge=0, le=10_000_000, description="a whole number >= 0: GPUs that may run at once")
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.cloud.value, self.region, self.gpu, self.market.value)
+
+
+class PlanLine(Row):
+    """One line of plan.csv: GPU-hours of one demand row served by one cloud, region and option."""
+
+    month: Month
+    team: Name
+    gpu: Name
+    cloud: Cloud
+    region: Region
+    option: Option
+    gpu_hours: GpuHours
+    usd: Usd = Field(description="usage cost; 0 for commitment lines (charged in commitments.csv)")
+    gang_gpus: int = Field(ge=1)
+    spot_ok: bool
+
+    @property
+    def demand_key(self) -> tuple[str, str, str, int, bool]:
+        return (self.month, self.team, self.gpu, self.gang_gpus, self.spot_ok)
+
+
+class CommitmentLine(Row):
+    """One line of commitments.csv: whole nodes committed from a start month for a term."""
+
+    cloud: Cloud
+    region: Region
+    machine_type: Name
+    gpu: Name
+    option: Option
+    start_month: Month
+    nodes: int = Field(ge=1)
+    gpus: int = Field(ge=1)
+    usd_total: Usd
+
+
+class ShortfallLine(Row):
+    """One line of shortfall.csv: GPU-hours of a demand row the plan leaves unserved."""
+
+    month: Month
+    team: Name
+    gpu: Name
+    gang_gpus: int = Field(ge=1)
+    spot_ok: bool
+    unmet_gpu_hours: GpuHours
+    reason: str
+
+
+class QuotaRequest(Row):
+    """One line of quota_requests.csv: a quota increase that removes shortfall."""
+
+    cloud: Cloud
+    region: Region
+    gpu: Name
+    market: Market
+    current_max_gpus: int = Field(ge=0)
+    requested_max_gpus: int = Field(ge=0)
+    increase_gpus: int = Field(ge=1)
+    native_quota: str = Field(description="the cloud's own quota code / metric / VM family")
+    native_unit: str = Field(description="vcpus or gpus")
+    native_increase: int = Field(ge=0)
+    month_needed: Month
+    lead_time_days: int = Field(ge=0)
+    request_by: str = Field(description="the day to file the request by, YYYY-MM-DD")
+    gpu_hours_enabled: GpuHours
+
+
+# --- the calendar ---------------------------------------------------------------------------------------
+
+def hours(month: str) -> int:
+    """hours(month) = days in the month x 24."""
+    year, mon = int(month[:4]), int(month[5:7])
+    return calendar.monthrange(year, mon)[1] * 24
+
+
+def add_months(month: str, n: int) -> str:
+    index = int(month[:4]) * 12 + int(month[5:7]) - 1 + n
+    return f"{index // 12:04d}-{index % 12 + 1:02d}"
+
+
+def month_span(first: str, last: str) -> list[str]:
+    """Every month from first to last, inclusive (empty when last is before first)."""
+    count = (int(last[:4]) * 12 + int(last[5:7])) - (int(first[:4]) * 12 + int(first[5:7])) + 1
+    return [add_months(first, i) for i in range(max(count, 0))]
