@@ -1,0 +1,116 @@
+"""The health gate: per GPU machine type, a Job template (stored in a ConfigMap, run on demand) that runs a DCGM
+diagnostic on each node and an NCCL all-reduce across two nodes, failing below the catalogue's bus bandwidth
+threshold (``nccl_busbw_gbyte_per_s``). docs/addons.md says how to run it and how to cordon a failing node."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+
+from components.catalog import Fabric, MachineType
+from components.fleet import Cluster, Pool
+from components.k8s.interconnect import EFA_RESOURCE, gpu_nic_names
+from components.k8s.kueue import GPU, PRIORITIES
+from components.k8s.model import Manifest, Obj, Rendered, config_map, namespace, obj
+from components.k8s.nvidia import RDMA_RESOURCE
+from components.k8s.scheduling import on_pools, tolerations
+
+NAMESPACE = "gpufleet-health"
+NODES = 2  # the all-reduce spans this many nodes: the smallest run that crosses the fabric
+PORT = 29500
+SCRIPT = Path(__file__).parent / "data" / "allreduce.py"
+DCGM_IMAGE = "nvcr.io/nvidia/cloud-native/dcgm:4.2.3-1-ubuntu22.04"
+NGC_PYTORCH = "nvcr.io/nvidia/pytorch:25.03-py3"
+# AWS Deep Learning Containers carry libfabric and the aws-ofi-nccl plugin EFA needs.
+AWS_DLC = "763104351884.dkr.ecr.{region}.amazonaws.com/pytorch-training:2.6.0-gpu-py312-cu126-ubuntu22.04-ec2"
+
+
+def slug(machine: MachineType) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", machine.name.lower()).strip("-")
+
+
+def image(cluster: Cluster, pool: Pool) -> str:
+    return AWS_DLC.format(region=cluster.spec.region) if pool.fabric is Fabric.EFA else NGC_PYTORCH
+
+
+def _fabric_limits(pool: Pool) -> dict[str, str]:
+    if pool.fabric is Fabric.EFA:
+        return {EFA_RESOURCE: str(pool.machine.efa_interfaces)}
+    if pool.fabric is Fabric.INFINIBAND:
+        return {f"rdma/{RDMA_RESOURCE}": "1"}
+    return {}
+
+
+def _pod(cluster: Cluster, pools: list[Pool], name: str) -> Obj:
+    pool, machine = pools[0], pools[0].machine
+    gpus = {GPU: str(machine.gpus)}
+    command = (f"torchrun --nnodes={NODES} --nproc-per-node={machine.gpus} --node-rank=$JOB_COMPLETION_INDEX "
+               f"--master-addr={name}-0.{name} --master-port={PORT} /gate/allreduce.py")
+    main = {"name": "nccl-allreduce", "image": image(cluster, pool), "command": ["/bin/sh", "-c", command],
+            "env": [{"name": "GATE_BUSBW_GBYTE_PER_S", "value": str(machine.nccl_busbw_gbyte_per_s)},
+                    {"name": "NCCL_DEBUG", "value": "WARN"}],
+            "ports": [{"containerPort": PORT}],
+            "resources": {"limits": {**gpus, **_fabric_limits(pool)}},
+            "securityContext": {"capabilities": {"add": ["IPC_LOCK"]}},
+            "volumeMounts": [{"name": "gate", "mountPath": "/gate"}, {"name": "dshm", "mountPath": "/dev/shm"}]}
+    diag = {"name": "dcgm-diag", "image": DCGM_IMAGE, "command": ["/bin/sh", "-c", "nv-hostengine && dcgmi diag -r 2"],
+            "resources": {"limits": gpus}}
+    return {
+        "subdomain": name, "restartPolicy": "Never", "priorityClassName": PRIORITIES[0].name,
+        "affinity": {**on_pools(pools), "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app.kubernetes.io/name": name}},
+             "topologyKey": "kubernetes.io/hostname"}]}},
+        "tolerations": tolerations(cluster.cloud, pools),
+        "initContainers": [diag], "containers": [main],
+        "volumes": [{"name": "gate", "configMap": {"name": "health-gate-script"}},
+                    {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "64Gi"}}],
+    }
+
+
+def job_template(cluster: Cluster, pools: list[Pool]) -> list[Obj]:
+    """The headless Service (pod DNS for the rendezvous) and the Indexed Job for one machine type's pools."""
+    name = f"health-gate-{slug(pools[0].machine)}"
+    labels = {"app.kubernetes.io/name": name}
+    service = obj("v1", "Service", name, NAMESPACE, labels, spec={
+        "clusterIP": "None", "selector": labels, "ports": [{"name": "rendezvous", "port": PORT}]})
+    annotations = {}
+    nics = gpu_nic_names(cluster, pools[0])
+    if nics:  # GKE multi-networking: attach the pool's GPU NIC networks to the pod
+        interfaces = [{"interfaceName": "eth0", "network": "default"},
+                      *({"interfaceName": f"eth{i + 1}", "network": n} for i, (n, _) in enumerate(nics))]
+        annotations = {"networking.gke.io/default-interface": "eth0",
+                       "networking.gke.io/interfaces": yaml.safe_dump(interfaces, default_flow_style=True).strip()}
+    job = obj("batch/v1", "Job", name, NAMESPACE, labels, spec={
+        "completionMode": "Indexed", "completions": NODES, "parallelism": NODES, "backoffLimit": 0,
+        "ttlSecondsAfterFinished": 86400,
+        "template": {"metadata": {"labels": labels, "annotations": annotations},
+                     "spec": _pod(cluster, pools, name)}})
+    return [service, job]
+
+
+def by_machine(cluster: Cluster) -> dict[str, list[Pool]]:
+    out: dict[str, list[Pool]] = {}
+    for pool in cluster.pools:
+        out.setdefault(pool.machine.name, []).append(pool)
+    return out
+
+
+def health_gate(cluster: Cluster) -> Rendered:
+    if not cluster.pools:
+        return Rendered()
+    out = Rendered(manifests=[namespace(NAMESPACE, {"pod-security.kubernetes.io/enforce": "privileged"}),
+                              config_map("health-gate-script", NAMESPACE, {"allreduce.py": SCRIPT.read_text()})])
+    for pools in by_machine(cluster).values():
+        docs = job_template(cluster, pools)
+        out.manifests.append(config_map(f"health-gate-{slug(pools[0].machine)}", NAMESPACE,
+                                        {"job.yaml": yaml.safe_dump_all(docs, sort_keys=False)},
+                                        {"gpufleet.io/machine-type": pools[0].machine.name}))
+    return out
+
+
+def templates(manifests: list[Manifest]) -> list[Obj]:
+    """The Job templates inside rendered health-gate ConfigMaps, parsed (for tests and the CLI)."""
+    return [doc for m in manifests if m.kind == "ConfigMap" and "job.yaml" in m.obj.get("data", {})
+            for doc in yaml.safe_load_all(m.obj["data"]["job.yaml"])]

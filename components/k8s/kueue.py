@@ -1,0 +1,140 @@
+"""Scheduling from the spec: Kueue with one ResourceFlavor per GPU pool (its labels, tolerations and the cloud's
+network Topology), one ClusterQueue per team with its nominal GPU quota in a shared cohort, a LocalQueue in each
+team's namespace, PriorityClasses, and preemption within the cohort."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from components.catalog import Fabric
+from components.fleet import Cluster, Pool
+from components.k8s import charts
+from components.k8s.model import Manifest, Obj, Release, Rendered, namespace, obj
+from components.k8s.scheduling import POOL_LABEL, TOPOLOGY_LABELS, tolerations
+from components.spec import KueueTeam
+
+NAMESPACE = "kueue-system"
+API = "kueue.x-k8s.io/v1beta1"
+TOPOLOGY_API = "kueue.x-k8s.io/v1alpha1"
+TOPOLOGY = "gpu-network"
+GPU = "nvidia.com/gpu"
+# Extra device resources a fabric's pods ask for, and how many a node has (from the catalogue row).
+FABRIC_RESOURCES = {Fabric.EFA: ("vpc.amazonaws.com/efa", lambda p: p.machine.efa_interfaces)}
+
+
+@dataclass(frozen=True)
+class Priority:
+    name: str
+    value: int
+    description: str
+    preempts: bool = True
+
+
+PRIORITIES = (
+    Priority("production-training", 100000, "Production training runs: preempt lower priorities in the cohort."),
+    Priority("experiment", 10000, "Experiments: the default for research work."),
+    Priority("preemptible", 1000, "Opportunistic work that yields to anything else and never preempts.", False),
+)
+BORROW_BELOW = PRIORITIES[1].value  # borrowed capacity may be reclaimed from work at or below experiment priority
+
+
+def kueue_release(monitoring: bool) -> Release:
+    return Release("kueue", charts.KUEUE, NAMESPACE, {
+        "enablePrometheus": monitoring,
+        "controllerManager": {"featureGates": [{"name": "TopologyAwareScheduling", "enabled": True}]}},
+        after=("kube-prometheus-stack",) if monitoring else ())
+
+
+def topology(cluster: Cluster) -> Manifest:
+    levels = [{"nodeLabel": label} for label in TOPOLOGY_LABELS[cluster.cloud]]
+    return Manifest(obj(TOPOLOGY_API, "Topology", TOPOLOGY, spec={"levels": levels}), after=("kueue",))
+
+
+def flavor(cluster: Cluster, pool: Pool) -> Manifest:
+    """Pods admitted to this flavor get the pool's node label and tolerations; interconnect pools use the Topology
+    so a gang lands in one network domain."""
+    spec: Obj = {"nodeLabels": {POOL_LABEL: pool.name}, "tolerations": tolerations(cluster.cloud, [pool])}
+    if pool.fabric is not Fabric.NONE:
+        spec["topologyName"] = TOPOLOGY
+    return Manifest(obj(API, "ResourceFlavor", pool.name, spec=spec), after=("kueue",))
+
+
+def gpu_shares(cluster: Cluster) -> dict[str, dict[str, int]]:
+    """team -> pool -> nominal GPUs: each team's quota per GPU model laid over that model's pools in order, never
+    more than a pool holds (validate.py guarantees the pools hold every team's quota)."""
+    free = {p.name: p.max_gpus for p in cluster.pools}
+    shares: dict[str, dict[str, int]] = {}
+    for team in cluster.spec.addons.kueue_teams:
+        mine = shares.setdefault(team.name, {p.name: 0 for p in cluster.pools})
+        for gpu, wanted in team.gpus.items():
+            for pool in (p for p in cluster.pools if p.machine.gpu == gpu):
+                take = min(wanted, free[pool.name])
+                mine[pool.name] += take
+                free[pool.name] -= take
+                wanted -= take
+    return shares
+
+
+def covered_resources(cluster: Cluster) -> list[str]:
+    extra = sorted({FABRIC_RESOURCES[p.fabric][0] for p in cluster.pools if p.fabric in FABRIC_RESOURCES})
+    return ["cpu", "memory", GPU, *extra]
+
+
+def _flavor_quota(pool: Pool, gpus: int, team: KueueTeam, covered: list[str]) -> Obj:
+    """The team's quota in one pool: GPUs as given; CPU, memory and fabric devices of the nodes those GPUs fill."""
+    nodes = gpus / pool.machine.gpus
+    amounts = {"cpu": str(int(nodes * pool.machine.vcpus)), "memory": f"{int(nodes * pool.machine.memory_gib)}Gi",
+               GPU: str(gpus)}
+    if pool.fabric in FABRIC_RESOURCES:
+        resource, per_node = FABRIC_RESOURCES[pool.fabric]
+        amounts[resource] = str(int(nodes * per_node(pool)))
+    resources = []
+    for name in covered:
+        entry: Obj = {"name": name, "nominalQuota": amounts.get(name, "0")}
+        if name == GPU and team.borrowing_limit_gpus is not None:
+            entry["borrowingLimit"] = str(team.borrowing_limit_gpus)
+        resources.append(entry)
+    return {"name": pool.name, "resources": resources}
+
+
+def cluster_queue(cluster: Cluster, team: KueueTeam, shares: dict[str, int]) -> Manifest:
+    covered = covered_resources(cluster)
+    return Manifest(obj(API, "ClusterQueue", team.name, spec={
+        "cohort": cluster.name,
+        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": team.name}},
+        "queueingStrategy": "BestEffortFIFO",
+        "resourceGroups": [{"coveredResources": covered,
+                            "flavors": [_flavor_quota(p, shares[p.name], team, covered) for p in cluster.pools]}],
+        "preemption": {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority",
+                       "borrowWithinCohort": {"policy": "LowerPriority", "maxPriorityThreshold": BORROW_BELOW}},
+    }), after=("kueue",))
+
+
+def team_namespaces(cluster: Cluster) -> list[str]:
+    return [t.name for t in cluster.spec.addons.kueue_teams]
+
+
+def priority_classes() -> list[Manifest]:
+    return [Manifest(obj("scheduling.k8s.io/v1", "PriorityClass", p.name, value=p.value, globalDefault=False,
+                         description=p.description,
+                         preemptionPolicy="PreemptLowerPriority" if p.preempts else "Never"))
+            for p in PRIORITIES]
+
+
+def kueue(cluster: Cluster, monitoring: bool) -> Rendered:
+    teams = cluster.spec.addons.kueue_teams
+    if not cluster.pools:
+        return Rendered()
+    shares = gpu_shares(cluster)
+    out = Rendered(releases=[kueue_release(monitoring)], manifests=[namespace(NAMESPACE), *priority_classes()])
+    if any(p.fabric is not Fabric.NONE for p in cluster.pools):
+        out.manifests.append(topology(cluster))
+    out.manifests += [flavor(cluster, p) for p in cluster.pools]
+    for team in teams:
+        out.manifests += [
+            namespace(team.name, {"gpufleet.io/team": team.name}),
+            cluster_queue(cluster, team, shares[team.name]),
+            Manifest(obj(API, "LocalQueue", team.name, team.name, spec={"clusterQueue": team.name}),
+                     after=("kueue",)),
+        ]
+    return out

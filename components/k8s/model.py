@@ -1,0 +1,84 @@
+"""The add-on layer's neutral vocabulary: Kubernetes objects and pinned Helm charts as plain data.
+
+Render modules (nvidia, interconnect, storage, kueue, observability, healthgate) are pure functions from a
+resolved Cluster to these shapes; ``components.k8s.addons`` alone turns them into Pulumi resources. Keeping
+them plain lets tests validate every object without running a Pulumi program.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A Helm chart pinned to one version. ``repo`` is empty for OCI charts (``chart`` is then the oci:// URL)."""
+
+    chart: str
+    version: str
+    repo: str
+    source: str  # where the version and its values are documented
+
+
+@dataclass(frozen=True)
+class Release:
+    """One Helm release of a pinned chart. ``after`` names releases whose CRDs or webhooks it needs."""
+
+    name: str  # release name, also the Pulumi name suffix
+    chart: Chart
+    namespace: str
+    values: dict[str, Any]
+    after: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """One Kubernetes object. ``after`` names the releases that install its CRD, webhook or namespace."""
+
+    obj: Obj
+    after: tuple[str, ...] = ()
+
+    @property
+    def kind(self) -> str:
+        return str(self.obj["kind"])
+
+    @property
+    def name(self) -> str:
+        return str(self.obj["metadata"]["name"])
+
+
+@dataclass
+class Rendered:
+    """Everything one add-on contributes to a cluster."""
+
+    releases: list[Release] = field(default_factory=list)
+    manifests: list[Manifest] = field(default_factory=list)
+
+    def extend(self, other: Rendered) -> Rendered:
+        self.releases += other.releases
+        self.manifests += other.manifests
+        return self
+
+
+def obj(api_version: str, kind: str, name: str, namespace: str | None = None,
+        labels: dict[str, str] | None = None, **body: Any) -> Obj:
+    """A Kubernetes object: apiVersion, kind, metadata (name, namespace, labels), then the body's fields."""
+    metadata: Obj = {"name": name}
+    if namespace:
+        metadata["namespace"] = namespace
+    metadata["labels"] = {"app.kubernetes.io/managed-by": "gpufleet", **(labels or {})}
+    return {"apiVersion": api_version, "kind": kind, "metadata": metadata, **body}
+
+
+def namespace(name: str, labels: dict[str, str] | None = None) -> Manifest:
+    return Manifest(obj("v1", "Namespace", name, labels=labels))
+
+
+def config_map(name: str, ns: str, data: dict[str, pulumi.Input[str]], labels: dict[str, str] | None = None,
+               after: tuple[str, ...] = ()) -> Manifest:
+    return Manifest(obj("v1", "ConfigMap", name, ns, labels=labels, data=data), after)

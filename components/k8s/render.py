@@ -1,0 +1,23 @@
+"""Every add-on of one cluster as plain data, in install order (``components.k8s.addons`` registers it)."""
+
+from __future__ import annotations
+
+from components.fleet import Cluster
+from components.k8s import healthgate, interconnect, kueue, nvidia, observability, storage
+from components.k8s.inputs import AddonInputs
+from components.k8s.model import Rendered
+
+
+def render(cluster: Cluster, inputs: AddonInputs) -> Rendered:
+    monitoring = cluster.spec.addons.monitoring
+    out = Rendered()
+    out.extend(observability.monitoring(cluster, lustre=inputs.lustre is not None))
+    out.extend(nvidia.gpu_operator(cluster, monitoring, (observability.RELEASE,) if monitoring else ()))
+    out.extend(nvidia.network_operator(cluster))
+    out.extend(interconnect.efa_device_plugin(cluster))
+    out.extend(interconnect.nccl_installers(cluster))
+    out.extend(interconnect.gpu_networks(list(inputs.gpu_nics)))
+    out.extend(kueue.kueue(cluster, monitoring))
+    out.extend(storage.lustre(cluster, inputs.lustre, kueue.team_namespaces(cluster) or ["default"]))
+    out.extend(healthgate.health_gate(cluster))
+    return out

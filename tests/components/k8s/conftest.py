@@ -1,0 +1,43 @@
+"""Fixtures for the add-on layer: example stack graphs (captured once per session) and helpers over them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from components.fleet import Cluster
+from components.validate import resolve
+from gpufleet.capture import Graph, Resource, run_program
+from stacks.config import CONFIG_KEY, stack_names
+from tests.conftest import example_fleet
+
+DATA = Path(__file__).parent / "data"
+STACKS = stack_names()
+NOT_OBJECTS = ("kubernetes:helm.sh/v3:Release",)
+
+
+@pytest.fixture(scope="session")
+def graphs() -> dict[str, Graph]:
+    """Every example stack's preview graph."""
+    return {stack: run_program(stack, {CONFIG_KEY: example_fleet(stack)}) for stack in STACKS}
+
+
+def clusters(stack: str) -> tuple[Cluster, ...]:
+    return resolve(example_fleet(stack)).clusters
+
+
+def kubernetes_objects(graph: Graph) -> list[Resource]:
+    """Every Kubernetes object the graph registers (not Helm releases, not providers)."""
+    return [r for r in graph.resources if r.type.startswith("kubernetes:") and r.type not in NOT_OBJECTS]
+
+
+def as_object(r: Resource) -> dict[str, Any]:
+    """The Kubernetes object as the provider will apply it (inputs are already camelCase)."""
+    return dict(r.inputs)
+
+
+def crd_schemas() -> dict[str, Any]:
+    return yaml.safe_load((DATA / "crd_schemas.yaml").read_text())

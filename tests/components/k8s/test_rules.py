@@ -1,0 +1,78 @@
+"""Alert rules and dashboards: every PromQL query parses and names only metrics the exporters publish."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import yaml
+
+from components.k8s import rules
+from components.k8s.nvidia import dcgm_metric_names
+from components.k8s.observability import dashboard_files
+from components.k8s.storage import CSI
+from gpufleet.capture import Graph
+from tests.components.k8s.conftest import DATA, STACKS
+from tests.components.k8s.promql import metric_names
+from tests.conftest import of_type
+
+
+def exported() -> set[str]:
+    sources = yaml.safe_load((DATA / "exporter_metrics.yaml").read_text())
+    return set(dcgm_metric_names()) | {m for source in sources.values() for m in source["metrics"]}
+
+
+def all_alerts() -> list[rules.Alert]:
+    lustre = [a for cloud in CSI for a in rules.lustre_alerts(CSI[cloud][0])]
+    return rules.gpu_alerts() + rules.kueue_alerts() + lustre
+
+
+def dashboard_queries() -> Iterator[tuple[str, str]]:
+    for path in dashboard_files():
+        for panel in json.loads(path.read_text())["panels"]:
+            for target in panel["targets"]:
+                yield f"{path.name}: {panel['title']}", target["expr"]
+
+
+@pytest.mark.parametrize("alert", all_alerts(), ids=lambda a: a.name)
+def test_alert_parses_and_names_exported_metrics(alert: rules.Alert) -> None:
+    names = metric_names(alert.expr)
+    assert names, f"{alert.name} reads no metric"
+    assert names <= exported(), f"{alert.name} reads metrics no exporter publishes: {sorted(names - exported())}"
+
+
+@pytest.mark.parametrize(("where", "query"), list(dashboard_queries()), ids=lambda v: str(v)[:60])
+def test_dashboard_query_parses_and_names_exported_metrics(where: str, query: str) -> None:
+    names = metric_names(query)
+    assert names and names <= exported(), f"{where}: {sorted(names - exported())}"
+
+
+def test_the_checker_catches_typos_and_syntax() -> None:
+    assert metric_names('rate(DCGM_FI_DEV_XID_ERROR{gpu="0"}[5m]) > 0') - exported() == {"DCGM_FI_DEV_XID_ERROR"}
+    with pytest.raises(ValueError):
+        metric_names("sum by (node (up)")
+
+
+def test_health_alerts_cover_the_issue() -> None:
+    names = {a.name for a in all_alerts()}
+    assert {"GpuXidError", "GpuEccDoubleBitErrors", "GpuRowRemapFailure", "GpuThermalThrottling",
+            "GpuPowerThrottling", "GpuFallenOffBus", "DcgmExporterDown", "NodeNotReady", "KueueAdmissionWaitHigh",
+            "KueuePendingGpuWorkloads", "LustreMountErrors"} <= names
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_preview_carries_the_rules_and_dashboards(graphs: dict[str, Graph], stack: str) -> None:
+    [rule] = of_type(graphs[stack], ":PrometheusRule")
+    groups: list[dict[str, Any]] = rule.inputs["spec"]["groups"]
+    assert {g["name"] for g in groups} >= {"gpu-health", "kueue"}
+    for group in groups:
+        for r in group["rules"]:
+            assert metric_names(r["expr"]) <= exported()
+    boards = [r for r in of_type(graphs[stack], "core/v1:ConfigMap")
+              if r.inputs["metadata"]["labels"].get("grafana_dashboard") == "1"]
+    assert len(boards) == len(dashboard_files())
+    for board in boards:
+        [text] = board.inputs["data"].values()
+        assert json.loads(text)["panels"]
