@@ -1,0 +1,68 @@
+"""Crafted violations of the cost policies."""
+
+import json
+
+from policies import prices
+from tests.policies import keys as k
+from tests.policies.helpers import DROP, case
+
+
+def _pool_line(name: str, nodes: int, machine: str, spot: bool) -> tuple[str, float]:
+    price = prices.node_hour("aws", machine, "us-west-2", spot)
+    assert price is not None, machine
+    usd = price.usd_per_node_hour * nodes * 730
+    return f"{name}: {nodes} x {machine} at ${price.usd_per_node_hour:,.2f}/h = ${usd:,.0f}", usd
+
+
+def _over_budget() -> str:
+    """The dev stack with its L4 pool moved to g6e.xlarge (L40S): the message names every pool's cost."""
+    gpu, gpu_usd = _pool_line("dev-l4-ng", 4, "g6e.xlarge", True)
+    system, system_usd = _pool_line("dev-system-ng", 2, "m7i.xlarge", False)
+    return f"estimated ${gpu_usd + system_usd:,.0f}/month (every pool at its max nodes, 730 h) exceeds the budget " \
+           f"of $2,000: {gpu}; {system}"
+
+
+ALLOWED = {"allowed-machine-types": {"allowed_machine_types": ["p5.48xlarge", "p4d.24xlarge", "m7i.2xlarge"]}}
+NO_TEAM = json.dumps({"tags": {"cost-center": "cc-4100"}})
+
+CASES = [
+    case("allowed-machine-types", "aws-train", k.NG_H100, {"instanceTypes": ["p5e.48xlarge"]},
+         "machine type 'p5e.48xlarge' is not in the allow-list ['p5.48xlarge', 'p4d.24xlarge', 'm7i.2xlarge']",
+         config=ALLOWED),
+    case("allowed-regions", "aws-train", k.AWS_PROVIDER, {"region": "ap-south-1"},
+         "region 'ap-south-1' is not allowed; allowed: eu-north-1, us-east-1, us-east-2, us-west-2"),
+    case("allowed-regions", "gke", k.GKE, {"location": "asia-northeast1"},
+         "region 'asia-northeast1' is not allowed; allowed: europe-west1, europe-west4, us-central1, us-east1, "
+         "us-east4, us-east5, us-south1, us-west1"),
+    case("allowed-regions", "gke", k.GCP_LUSTRE, {"location": "us-east4-b"},
+         "region 'us-east4' is not allowed; allowed: us-central1", label="configured allow-list",
+         config={"allowed-regions": {"allowed_regions": ["us-central1"]}}),
+    case("allowed-regions", "aks", k.AKS, {"location": "brazilsouth"},
+         "region 'brazilsouth' is not allowed; allowed: eastus, eastus2, southcentralus, swedencentral, westus2, "
+         "westus3"),
+    case("stack-gpu-cap", "aws-train", k.NG_H100, {"scalingConfig.maxSize": 300},
+         "the stack asks for up to 2,432 GPUs (every pool at its max nodes); the cap is 2,048", on=None),
+    case("stack-gpu-cap", "gke", k.GKE_POOL, {"autoscaling.totalMaxNodeCount": 16},
+         "the stack asks for up to 128 GPUs (every pool at its max nodes); the cap is 100", on=None,
+         config={"stack-gpu-cap": {"max_gpus": 100}}, label="configured cap"),
+    case("stack-monthly-budget", "dev", k.DEV_NG, {"instanceTypes": ["g6e.xlarge"]}, _over_budget(), on=None,
+         config={"stack-monthly-budget": {"monthly_budget_usd": 2000}}),
+    case("stack-monthly-budget", "dev", k.DEV_NG, {}, "no monthly budget is known for this stack: set "
+         "stack-monthly-budget.monthly_budget_usd in the policy pack config (gpufleet policy config --stack NAME "
+         "writes it), or gpufleet:fleet.monthly_budget_usd in the stack config", on=None,
+         config={"stack-monthly-budget": {"monthly_budget_usd": None}}, label="no budget"),
+    case("spot-only-where-allowed", "aws-train", k.NG_A100, {"capacityType": "SPOT"},
+         "pool train/a100-eval runs on spot, but the fleet spec does not ask for spot there (spot pools: none); "
+         "preemption kills multi-node jobs"),
+    case("spot-only-where-allowed", "aks", k.AKS_POOL, {"scaleSetPriority": "Spot"},
+         "pool train/h100 runs on spot, but the fleet spec does not ask for spot there (spot pools: none); "
+         "preemption kills multi-node jobs"),
+    case("cost-tags-present", "aws-train", k.NG_H100, {"tags.cost-center": DROP},
+         "missing cost tags cost-center: finance cannot allocate this resource's spend"),
+    case("cost-tags-present", "aws-train", k.AWS_PROVIDER, {"defaultTags": NO_TEAM},
+         "missing cost tags team: finance cannot allocate this resource's spend"),
+    case("cost-tags-present", "gke", k.GCS, {"labels": {}},
+         "missing cost tags team, cost-center: finance cannot allocate this resource's spend"),
+    case("cost-tags-present", "aks", k.AKS_POOL, {"tags": DROP},
+         "missing cost tags team, cost-center: finance cannot allocate this resource's spend"),
+]
