@@ -18,7 +18,7 @@ runner = CliRunner()
 def test_json_document_follows_the_documented_schema() -> None:
     result = runner.invoke(app, ["preview", "--stack", "aws-train", "--format", "json"])
     assert result.exit_code == 0, result.output
-    doc = json.loads(result.output)
+    doc = json.loads(result.stdout)
     assert doc["schema"] == "gpufleet.preview/v1" and doc["project"] == "gpufleet" and doc["stack"] == "aws-train"
     assert doc["summary"] == {"resources": len(doc["resources"]), "gpus": {"A100": 32, "H100": 128}}
     assert doc["errors"] == []
@@ -33,8 +33,8 @@ def test_json_document_follows_the_documented_schema() -> None:
 
 
 def test_preview_is_stable_run_to_run() -> None:
-    first = runner.invoke(app, ["preview", "--stack", "dev", "--format", "json"]).output
-    assert first == runner.invoke(app, ["preview", "--stack", "dev", "--format", "json"]).output
+    first = runner.invoke(app, ["preview", "--stack", "dev", "--format", "json"]).stdout
+    assert first == runner.invoke(app, ["preview", "--stack", "dev", "--format", "json"]).stdout
 
 
 def test_secret_inputs_are_masked_in_the_captured_graph(tmp_path: Path) -> None:
@@ -76,7 +76,7 @@ def test_bad_config_lists_every_problem_and_builds_nothing(tmp_path: Path) -> No
     stacks = _stack_dir(tmp_path, fleet)
     result = runner.invoke(app, ["preview", "--stack", "bad", "--stacks-dir", str(stacks), "--format", "json"])
     assert result.exit_code == 1
-    doc = json.loads(result.output)
+    doc = json.loads(result.stdout)
     assert doc["resources"] == [] and doc["summary"]["resources"] == 0
     [error] = doc["errors"]  # an unknown region stops the per-pool checks of that cluster
     assert "clusters[0].region: 'us-east-9' is not a known AWS region with GPU offerings. Did you mean" in error

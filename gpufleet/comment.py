@@ -1,0 +1,102 @@
+"""The Markdown pull-request comment: a marker, a one-line headline, GPU disruption risk first, a table per stack,
+and collapsible details (changed paths with their sources, cost per pool, policy verdicts).
+
+GitHub refuses comments over 65,536 characters; the comment stays within ``LIMIT`` and says so when it cut.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from gpufleet import cost
+from gpufleet.report import StackReport, headline
+from gpufleet.risk import Risk
+
+MARKER = "<!-- gpufleet-pr-comment -->"
+LIMIT = 65_000
+TRUNCATED = "\n\n> **Truncated**: this comment was cut at {limit:,} characters ({total:,} in full). Run " \
+            "`gpufleet pr --format json` (or `gpufleet diff`) for the whole report.\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _risk_section(reports: Sequence[StackReport]) -> list[str]:
+    found = sorted((k for r in reports for k in r.risks), key=Risk.sort_key)
+    if not found:
+        return ["No GPU node pool, Lustre file system or checkpoint bucket is replaced, rolled or drained.", ""]
+    lines = ["### ⚠️ GPU disruption risk", ""]
+    for k in found:
+        lines += [f"- **{k.headline}** — {_cell(k.cause)}", f"  {k.impact}"]
+    return [*lines, ""]
+
+
+def _stack_table(r: StackReport) -> list[str]:
+    counts = ", ".join(f"{n} to {op}" for op, n in r.diff.counts().items() if n) or "no changes"
+    lines = [f"### Stack `{r.stack}` — {counts}", "",
+             f"Monthly cost: ${cost.total(r.before):,.0f} → ${cost.total(r.after):,.0f} ({r.delta_usd:+,.0f} USD)", ""]
+    if r.diff.changes:
+        lines += ["| action | resource | type | changed inputs |", "|---|---|---|---|"]
+        for c in r.diff.changes:
+            paths = ", ".join(f"`{p.path}`" for p in c.paths[:6]) + (" …" if len(c.paths) > 6 else "")
+            lines.append(f"| {c.label} | `{c.name}` | `{c.type}` | {_cell(paths)} |")
+        lines.append("")
+    return lines
+
+
+def _details(r: StackReport) -> list[str]:
+    lines = ["<details><summary>Details: changed inputs and why they replace</summary>", ""]
+    for c in r.diff.changes:
+        for p in c.paths:
+            why = f"{p.effect.value}" + (f" — {p.note}" if p.note else "") + (f" ([source]({p.source}))"
+                                                                              if p.source.startswith("http") else "")
+            lines.append(f"- `{c.name}` `{p.path}`: {_cell(why)}")
+    lines += ["", "</details>", "", f"<details><summary>Cost per pool ({cost.HOURS_PER_MONTH}-hour month, every "
+              "pool at its max nodes)</summary>", "", "| when | pool | machine | nodes | GPUs | option | $/node-h | "
+              "$/month |", "|---|---|---|---|---|---|---|---|"]
+    for when, pools in (("before", r.before), ("after", r.after)):
+        for c in pools:
+            price = f"{c.usd_per_node_hour:,.2f}" if c.usd_per_node_hour is not None else "unpriced"
+            lines.append(f"| {when} | `{c.key.split('::')[-1]}` | {c.machine_type} | {c.nodes} | {c.gpus} {c.gpu} | "
+                         f"{c.option} | {price} | {c.monthly_usd:,.0f} |")
+    lines += ["", "</details>", ""]
+    return lines + _policy(r)
+
+
+def _policy(r: StackReport) -> list[str]:
+    if not r.verdicts:
+        return [f"Policy: {r.policy_note or 'no violations on the head graph.'}", ""]
+    title = f"Policy verdicts on the head graph: {len(r.new_verdicts)} new, {len(r.verdicts)} in all"
+    lines = [f"<details{' open' if r.new_verdicts else ''}><summary>{title}</summary>", ""]
+    for v in r.verdicts:
+        tag = "**new** " if v in r.new_verdicts else ""
+        lines.append(f"- {tag}{v.level} `{v.policy}` {('on `' + v.resource + '`') if v.resource else ''}: "
+                     f"{_cell(v.message)}")
+    return [*lines, "", "</details>", ""]
+
+
+def render(reports: Sequence[StackReport], limit: int = LIMIT) -> str:
+    """The whole comment, at most ``limit`` characters, starting with the marker."""
+    lines = [MARKER, f"## {headline(reports)}", "",
+             f"_gpufleet pull-request preview: {cost.HOURS_PER_MONTH}-hour month, prices from the snapshot; "
+             f"{', '.join(sorted({r.diff.source for r in reports})) or 'no stacks'}._", ""]
+    lines += _risk_section(reports)
+    for r in reports:
+        lines += _stack_table(r)
+    for r in reports:
+        lines += [f"#### `{r.stack}` details", "", *_details(r)]
+    return truncate("\n".join(lines), limit)
+
+
+def truncate(text: str, limit: int = LIMIT) -> str:
+    if len(text) <= limit:
+        return text
+    note = TRUNCATED.format(limit=limit, total=len(text))
+    cut = text[: limit - len(note)]
+    cut = cut[: cut.rfind("\n")] if "\n" in cut else cut
+    if cut.count("<details") > cut.count("</details>"):
+        closing = "\n</details>"
+        cut = cut[: limit - len(note) - len(closing)]
+        cut = cut[: cut.rfind("\n")] + closing
+    return cut + note

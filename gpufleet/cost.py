@@ -1,0 +1,113 @@
+"""Monthly cost of a stack's node pools, from its resources (captured graph or engine state) and the price snapshot.
+
+One model: every node pool at its max nodes, 730 hours a month (8,760 h / 12), priced per node-hour from
+``capacity/data/offers.csv`` read through the planner's loader (capacity.inputs.load_offers, the one reader of
+that file). Spot pools use the spot offer; on-demand, reservation, capacity-block and flex-start pools use the
+on-demand offer (reservations and capacity blocks bill at their own, often lower, rates: the estimate is an upper
+bound). A region without an offer falls back to the same machine and option in another region (named in the
+source). Pools without any offer (CPU system pools: offers.csv prices GPUs only) are listed as unpriced.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpufleet.capture import Resource
+from policies.props import AKS_AGENT_POOL, AKS_CLUSTER, EKS_NODE_GROUP, NODE_POOLS, get, node_pool, region_of
+
+HOURS_PER_MONTH = 730
+AWS_SUBNET = "aws:ec2/subnet:Subnet"
+
+
+@dataclass(frozen=True)
+class Offer:
+    usd_per_node_hour: float
+    source: str
+
+
+class Prices:
+    """(cloud, region, machine type, option) -> price per node-hour."""
+
+    def __init__(self, offers: Mapping[tuple[str, str, str, str], Offer], origin: str = ""):
+        self.offers = dict(offers)
+        self.origin = origin
+
+    @classmethod
+    def load(cls, path: Path | None = None) -> Prices:
+        """The snapshot via capacity.inputs.load_offers; empty (every pool unpriced) when there is none."""
+        from capacity.inputs import DEFAULT_OFFERS, load_offers
+
+        path = path or DEFAULT_OFFERS
+        if not path.exists():
+            return cls({}, f"{path} (missing)")
+        rows = load_offers(path)
+        return cls({r.key: Offer(r.usd_per_gpu_hour * r.gpus_per_node, f"{r.source or path.name} ({r.region}, "
+                                 f"{r.option.value}, {r.as_of})") for r in rows}, str(path))
+
+    def node_hour(self, cloud: str, region: str | None, machine: str, option: str) -> Offer | None:
+        if region and (cloud, region, machine, option) in self.offers:
+            return self.offers[(cloud, region, machine, option)]
+        others = sorted(k for k in self.offers if (k[0], k[2], k[3]) == (cloud, machine, option))
+        return self.offers[others[0]] if others else None
+
+
+@dataclass(frozen=True)
+class PoolCost:
+    key: str
+    cloud: str
+    region: str | None
+    machine_type: str
+    nodes: int
+    gpus: int
+    gpu: str
+    option: str
+    usd_per_node_hour: float | None  # None: no price in the snapshot
+    source: str
+
+    @property
+    def monthly_usd(self) -> float:
+        return (self.usd_per_node_hour or 0.0) * self.nodes * HOURS_PER_MONTH
+
+
+def _region(r: Resource, by_key: Mapping[str, Resource]) -> str | None:
+    deps = [by_key[d] for d in r.dependencies if d in by_key]
+    if r.type == EKS_NODE_GROUP:
+        zones = [get(d.inputs, "availabilityZone") for d in deps if d.type == AWS_SUBNET]
+        providers = [get(p.inputs, "region") for p in by_key.values() if p.type == "pulumi:providers:aws"]
+        found = [region_of(z) for z in zones if z] + [p for p in providers if p]
+        return found[0] if found else None
+    if r.type == AKS_AGENT_POOL:
+        clusters = [get(d.inputs, "location") for d in deps if d.type == AKS_CLUSTER]
+        return clusters[0] if clusters else None
+    location = get(r.inputs, "location")
+    return region_of(location) if isinstance(location, str) else None
+
+
+def pool_costs(resources: Sequence[Resource], prices: Prices) -> list[PoolCost]:
+    by_key = {r.key: r for r in resources}
+    out = []
+    for r in resources:
+        pool = node_pool(r.type, r.inputs) if r.type in NODE_POOLS else None
+        if pool is None or not pool.machine_types:
+            continue
+        machine, region = pool.machine_types[0], _region(r, by_key)
+        option = "spot" if pool.spot else "on_demand"
+        offer = prices.node_hour(pool.cloud.value, region, machine, option)
+        model = pool.machine.gpu if pool.machine else ""
+        out.append(PoolCost(r.key, pool.cloud.value, region, machine, pool.max_nodes,
+                            pool.max_nodes * pool.gpus_per_node, model, option,
+                            offer.usd_per_node_hour if offer else None, offer.source if offer else "no offer"))
+    return out
+
+
+def total(costs: Iterable[PoolCost]) -> float:
+    return sum(c.monthly_usd for c in costs)
+
+
+def by_cloud(costs: Iterable[PoolCost]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for c in costs:
+        out[c.cloud] = out.get(c.cloud, 0.0) + c.monthly_usd
+    return dict(sorted(out.items()))

@@ -1,0 +1,135 @@
+"""Two offline previews (gpufleet.preview/v1) of one stack -> created, deleted, updated and replaced resources.
+
+Resources are matched by ``<type>::<name>`` (a rename is a delete and a create, as the engine sees it without an
+Alias). For an update, every changed input path is classified by the sourced table in gpufleet/replacements.py;
+a path no rule covers makes the change "update (replacement unknown)". Only cloud resources (``custom``) are
+compared: gpufleet components register no inputs and are never sent to a cloud.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from gpufleet.capture import Resource
+from gpufleet.replacements import Effect, PathEffect, classify_all
+
+
+class Op(StrEnum):
+    CREATE = "create"
+    DELETE = "delete"
+    UPDATE = "update"
+    REPLACE = "replace"
+
+
+@dataclass
+class Change:
+    key: str
+    type: str
+    name: str
+    op: Op
+    paths: list[PathEffect] = field(default_factory=list)
+    old: Resource | None = None
+    new: Resource | None = None
+
+    def effects(self) -> set[Effect]:
+        return {p.effect for p in self.paths}
+
+    @property
+    def replacement_unknown(self) -> bool:
+        return self.op is Op.UPDATE and Effect.UNKNOWN in self.effects()
+
+    @property
+    def rolls(self) -> bool:
+        return self.op is Op.UPDATE and Effect.ROLL in self.effects()
+
+    @property
+    def label(self) -> str:
+        if self.replacement_unknown:
+            return "update (replacement unknown)"
+        if self.rolls:
+            return "update (rolls nodes)"
+        return self.op.value
+
+
+@dataclass
+class StackDiff:
+    stack: str
+    changes: list[Change]
+    base: list[Resource]  # every resource before (for cost and dependency lookups)
+    head: list[Resource]
+    source: str = "offline"  # or "pulumi-preview"
+
+    def counts(self) -> dict[str, int]:
+        out = {op.value: 0 for op in Op}
+        for c in self.changes:
+            out[c.op.value] += 1
+        return out
+
+
+_ORDER = {Op.REPLACE: 0, Op.DELETE: 1, Op.UPDATE: 2, Op.CREATE: 3}
+
+
+def changed_paths(old: Any, new: Any, prefix: str = "") -> list[str]:
+    """Dotted input paths whose values differ; lists of equal length are compared item by item (``a[0].b``)."""
+    if isinstance(old, Mapping) and isinstance(new, Mapping):
+        out: list[str] = []
+        for k in sorted(set(old) | set(new)):
+            out += changed_paths(old.get(k), new.get(k), f"{prefix}.{k}" if prefix else str(k))
+        return out
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new) and old != new:
+        out = []
+        for i, (a, b) in enumerate(zip(old, new, strict=True)):
+            out += changed_paths(a, b, f"{prefix}[{i}]")
+        return out
+    return [] if old == new else [prefix]
+
+
+def resources_of(document: Mapping[str, Any]) -> list[Resource]:
+    return [Resource(type=r["type"], name=r["name"], parent=r.get("parent"), custom=bool(r.get("custom", True)),
+                     inputs=r.get("inputs") or {}, dependencies=list(r.get("dependencies") or []))
+            for r in document.get("resources", [])]
+
+
+def sort_changes(changes: Iterable[Change]) -> list[Change]:
+    return sorted(changes, key=lambda c: (_ORDER[c.op], c.key))
+
+
+def diff_resources(stack: str, base: list[Resource], head: list[Resource]) -> StackDiff:
+    before = {r.key: r for r in base if r.custom}
+    after = {r.key: r for r in head if r.custom}
+    changes = [Change(k, r.type, r.name, Op.CREATE, new=r) for k, r in after.items() if k not in before]
+    changes += [Change(k, r.type, r.name, Op.DELETE, old=r) for k, r in before.items() if k not in after]
+    for key in before.keys() & after.keys():
+        old, new = before[key], after[key]
+        paths = changed_paths(old.inputs, new.inputs)
+        if not paths:
+            continue
+        effects = classify_all(old.type, paths, old.inputs, new.inputs)
+        op = Op.REPLACE if any(e.effect is Effect.REPLACE for e in effects) else Op.UPDATE
+        changes.append(Change(key, old.type, old.name, op, effects, old, new))
+    return StackDiff(stack, sort_changes(changes), base, head)
+
+
+def diff_documents(base: Mapping[str, Any], head: Mapping[str, Any]) -> StackDiff:
+    """Two gpufleet.preview/v1 documents of the same stack."""
+    return diff_resources(str(head.get("stack") or base.get("stack")), resources_of(base), resources_of(head))
+
+
+def documents_by_stack(payload: Any) -> dict[str, dict[str, Any]]:
+    """A preview file holds one document or a JSON array of them (``gpufleet preview --all``)."""
+    docs = payload if isinstance(payload, list) else [payload]
+    bad = [d for d in docs if not isinstance(d, dict) or d.get("schema") != "gpufleet.preview/v1"]
+    if bad:
+        raise ValueError("not a gpufleet.preview/v1 document (make one with `gpufleet preview --format json`)")
+    return {d["stack"]: d for d in docs}
+
+
+def diff_payloads(base: Any, head: Any) -> list[StackDiff]:
+    """Stacks only in one of the files are all-create or all-delete."""
+    before, after = documents_by_stack(base), documents_by_stack(head)
+    empty: dict[str, Any] = {"resources": []}
+    return [diff_documents(before.get(s, {**empty, "stack": s}), after.get(s, {**empty, "stack": s}))
+            for s in sorted(before.keys() | after.keys())]

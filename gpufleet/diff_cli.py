@@ -1,0 +1,147 @@
+"""CLI commands of the pull-request preview: `gpufleet diff`, `gpufleet pr`, `gpufleet up`, `gpufleet real-preview`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from gpufleet import comment, report
+from gpufleet.capture import Graph
+from gpufleet.cost import Prices
+from gpufleet.diff import StackDiff, diff_documents, diff_payloads
+from gpufleet.digest import diff_digest
+
+console = Console()
+errors = Console(stderr=True)
+
+
+class OutFormat(StrEnum):
+    TEXT = "text"
+    MARKDOWN = "markdown"
+    JSON = "json"
+
+
+FormatOpt = Annotated[OutFormat, typer.Option("--format", "-f", help="text (rich), markdown (PR comment) or json "
+                                              "(gpufleet.diff/v1).")]
+OffersOpt = Annotated[Path | None, typer.Option(help="Price snapshot (default: capacity/data/offers.csv).")]
+PoliciesOpt = Annotated[bool, typer.Option(help="Run the policy pack on the head graph (and the base, to find new "
+                                           "violations).")]
+
+
+def _load(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as err:
+        errors.print(f"[red]{path}:[/] cannot read JSON: {err}")
+        raise typer.Exit(2) from None
+
+
+def _graph(stack: str, resources: Sequence[Any]) -> Graph:
+    return Graph("gpufleet", stack, list(resources))
+
+
+def verdicts(diffs: Sequence[StackDiff], enabled: bool) -> dict[str, tuple[Any, Any, str]]:
+    """stack -> (head verdicts, base verdicts, note); the pack's absence or failure becomes the note."""
+    if not enabled:
+        return {d.stack: (None, None, "policy pack not run (--no-policies)") for d in diffs}
+    try:
+        from gpufleet.analyzer import PolicyPack, analyze
+
+        with PolicyPack() as pack:
+            return {d.stack: (analyze(_graph(d.stack, d.head), None, pack),
+                              analyze(_graph(d.stack, d.base), None, pack) if d.base else [], "") for d in diffs}
+    except Exception as err:  # the pack is optional here: report why it is missing, never fail the comment
+        return {d.stack: (None, None, f"policy pack not run: {err}") for d in diffs}
+
+
+def emit(diffs: Sequence[StackDiff], fmt: OutFormat, offers: Path | None, policies: bool) -> None:
+    prices = Prices.load(offers)
+    found = verdicts(diffs, policies)
+    reports = [report.build(d, prices, *found[d.stack]) for d in diffs]
+    if fmt is OutFormat.JSON:
+        typer.echo(json.dumps(report.document(reports), indent=2))
+    elif fmt is OutFormat.MARKDOWN:
+        typer.echo(comment.render(reports))
+    else:
+        report.print_report(console, reports)
+
+
+def diff(
+    base: Annotated[Path | None, typer.Argument(help="Base preview (gpufleet.preview/v1, one or an array).")] = None,
+    head: Annotated[Path | None, typer.Argument(help="Head preview.")] = None,
+    pulumi_preview: Annotated[list[Path] | None, typer.Option(help="A `pulumi preview --json` document "
+                                                              "(repeatable, one per stack).")] = None,
+    fmt: FormatOpt = OutFormat.TEXT, offers: OffersOpt = None, policies: PoliciesOpt = False,
+) -> None:
+    """Compare two offline previews, or report a real `pulumi preview --json`: resource changes, replacements,
+    GPU disruption risk, monthly cost delta and policy verdicts."""
+    diffs: list[StackDiff] = []
+    try:
+        if base is not None and head is not None:
+            diffs += diff_payloads(_load(base), _load(head))
+        elif base is not None or head is not None:
+            raise ValueError("give both BASE.json and HEAD.json")
+        diffs += [diff_digest(_load(p)) for p in pulumi_preview or []]
+    except (ValueError, KeyError) as err:
+        errors.print(f"[red]gpufleet diff:[/] {err}")
+        raise typer.Exit(2) from None
+    if not diffs:
+        errors.print("Nothing to compare: give BASE.json HEAD.json, or --pulumi-preview preview.json.")
+        raise typer.Exit(2)
+    emit(diffs, fmt, offers, policies)
+
+
+def pr(
+    repo: Annotated[Path, typer.Option(help="A path inside the git checkout.")] = Path("."),
+    base_ref: Annotated[str | None, typer.Option("--base", help="Branch to compare with (default: origin/main, "
+                                                 "then main).")] = None,
+    stacks_dir: Annotated[str, typer.Option(help="Stacks directory, relative to the repository root.")] = "stacks",
+    pulumi_preview: Annotated[list[Path] | None, typer.Option(
+        help="Real `pulumi preview --json` documents to use instead of the offline diff for their stacks.")] = None,
+    fmt: FormatOpt = OutFormat.MARKDOWN, offers: OffersOpt = None, policies: PoliciesOpt = True,
+) -> None:
+    """Preview the merge base and the working tree of every stack the change touches, and print the comment."""
+    from gpufleet.pr import PrError, previews
+
+    try:
+        found = previews(repo, stacks_dir, base_ref)
+        real = {d.stack: d for d in (diff_digest(_load(p)) for p in pulumi_preview or [])}
+    except (PrError, ValueError) as err:
+        errors.print(f"[red]gpufleet pr:[/] {err}")
+        raise typer.Exit(2) from None
+    bad = [e for s in found.stacks for e in found.head[s].get("errors", [])]
+    for line in bad:
+        errors.print(f"[red]invalid:[/] {line}")
+    diffs = [real.get(s) or diff_documents(found.base[s], found.head[s]) for s in found.stacks]
+    diffs += [d for s, d in real.items() if s not in found.stacks]
+    emit(diffs, fmt, offers, policies)
+    if bad:
+        raise typer.Exit(1)
+
+
+def up(stack: Annotated[str, typer.Option("--stack", "-s", help="Stack to deploy.")]) -> None:
+    """`pulumi up` for one stack through the Automation API (needs the Pulumi CLI and cloud credentials)."""
+    _real(stack, "up")
+
+
+def real_preview(stack: Annotated[str, typer.Option("--stack", "-s", help="Stack to preview.")]) -> None:
+    """The real `pulumi preview --diff` through the Automation API (needs the Pulumi CLI and credentials)."""
+    _real(stack, "preview")
+
+
+def _real(stack: str, action: str) -> None:
+    from gpufleet.real import RealError, run
+
+    try:
+        summary = run(stack, action)
+    except RealError as err:
+        errors.print(f"[red]gpufleet {action}:[/] {err}")
+        raise typer.Exit(2) from None
+    console.print(f"{action} {stack}: " + ", ".join(f"{k} {v}" for k, v in sorted(summary.items())))
+

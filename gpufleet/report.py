@@ -1,0 +1,126 @@
+"""A pull-request report: per stack, the resource diff, GPU disruption risk, monthly cost before/after and the
+policy verdicts on the head graph (new ones first). Rendered as JSON (gpufleet.diff/v1, docs/pr-comment.md),
+Markdown (gpufleet/comment.py) or rich text for the terminal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from gpufleet import cost
+from gpufleet.diff import StackDiff
+from gpufleet.risk import Risk, risks
+
+SCHEMA = "gpufleet.diff/v1"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A policy verdict, as the report needs it (gpufleet.analyzer.Verdict has these fields)."""
+
+    policy: str
+    level: str
+    message: str
+    resource: str | None
+
+
+@dataclass
+class StackReport:
+    diff: StackDiff
+    risks: list[Risk]
+    before: list[cost.PoolCost]
+    after: list[cost.PoolCost]
+    verdicts: list[Finding] = field(default_factory=list)
+    new_verdicts: list[Finding] = field(default_factory=list)
+    policy_note: str = ""  # why verdicts are missing, when they are
+
+    @property
+    def stack(self) -> str:
+        return self.diff.stack
+
+    @property
+    def delta_usd(self) -> float:
+        return cost.total(self.after) - cost.total(self.before)
+
+
+def findings(verdicts: Sequence[Any]) -> list[Finding]:
+    return [Finding(v.policy, str(v.level), v.message, v.resource) for v in verdicts]
+
+
+def build(diff: StackDiff, prices: cost.Prices, head_verdicts: Sequence[Any] | None = None,
+          base_verdicts: Sequence[Any] | None = None, policy_note: str = "") -> StackReport:
+    """``*_verdicts``: gpufleet.analyzer.Verdict-like objects; None when the policy pack did not run."""
+    head = findings(head_verdicts or [])
+    old = {(f.policy, f.resource, f.message) for f in findings(base_verdicts or [])}
+    new = [f for f in head if (f.policy, f.resource, f.message) not in old] if base_verdicts is not None else []
+    ordered = new + [f for f in head if f not in new]
+    return StackReport(diff, risks(diff), cost.pool_costs(diff.base, prices), cost.pool_costs(diff.head, prices),
+                       ordered, new, policy_note)
+
+
+def _pool_json(c: cost.PoolCost) -> dict[str, Any]:
+    return {"resource": c.key, "cloud": c.cloud, "region": c.region, "machine_type": c.machine_type,
+            "nodes": c.nodes, "gpus": c.gpus, "gpu": c.gpu, "option": c.option,
+            "usd_per_node_hour": c.usd_per_node_hour, "monthly_usd": round(c.monthly_usd, 2), "source": c.source}
+
+
+def _cost_json(r: StackReport) -> dict[str, Any]:
+    before, after = cost.by_cloud(r.before), cost.by_cloud(r.after)
+    return {"hours_per_month": cost.HOURS_PER_MONTH, "before_usd": round(cost.total(r.before), 2),
+            "after_usd": round(cost.total(r.after), 2), "delta_usd": round(r.delta_usd, 2),
+            "by_cloud": {c: {"before_usd": round(before.get(c, 0.0), 2), "after_usd": round(after.get(c, 0.0), 2)}
+                         for c in sorted(before.keys() | after.keys())},
+            "pools_before": [_pool_json(c) for c in r.before], "pools_after": [_pool_json(c) for c in r.after],
+            "unpriced": sorted({c.machine_type for c in r.after + r.before if c.usd_per_node_hour is None})}
+
+
+def stack_json(r: StackReport) -> dict[str, Any]:
+    return {
+        "stack": r.stack, "source": r.diff.source, "counts": r.diff.counts(),
+        "changes": [{"resource": c.key, "type": c.type, "name": c.name, "op": c.op.value, "label": c.label,
+                     "paths": [{"path": p.path, "effect": p.effect.value, "source": p.source, "note": p.note}
+                               for p in c.paths]} for c in r.diff.changes],
+        "risks": [{"resource": k.resource, "kind": k.kind, "action": k.action, "gpus": k.gpus, "gpu": k.gpu,
+                   "cause": k.cause, "impact": k.impact, "headline": k.headline} for k in r.risks],
+        "cost": _cost_json(r),
+        "policy": {"note": r.policy_note, "new": len(r.new_verdicts),
+                   "verdicts": [{"policy": v.policy, "level": v.level, "message": v.message, "resource": v.resource,
+                                 "new": v in r.new_verdicts} for v in r.verdicts]},
+    }
+
+
+def document(reports: Sequence[StackReport]) -> dict[str, Any]:
+    return {"schema": SCHEMA, "headline": headline(reports), "delta_usd": round(sum(r.delta_usd for r in reports), 2),
+            "hours_per_month": cost.HOURS_PER_MONTH, "stacks": [stack_json(r) for r in reports]}
+
+
+def headline(reports: Sequence[StackReport]) -> str:
+    delta = sum(r.delta_usd for r in reports)
+    if abs(delta) < 0.005:
+        return "Monthly cost will not change"
+    return f"Monthly cost will {'increase' if delta > 0 else 'decrease'} by ${abs(delta):,.0f}"
+
+
+def print_report(console: Console, reports: Sequence[StackReport]) -> None:
+    console.print(f"[bold]{headline(reports)}[/] ({cost.HOURS_PER_MONTH}-hour month, every pool at its max nodes)")
+    for k in sorted((k for r in reports for k in r.risks), key=Risk.sort_key):
+        console.print(f"[bold red]⚠ {k.headline}[/] — {k.cause}\n  {k.impact}")
+    for r in reports:
+        table = Table(title=f"stack {r.stack} ({r.diff.source})", show_edge=False)
+        for col in ("action", "resource", "changed inputs"):
+            table.add_column(col)
+        for c in r.diff.changes:
+            colour = {"replace": "red", "delete": "red", "create": "green"}.get(c.op.value, "yellow")
+            table.add_row(f"[{colour}]{c.label}[/]", c.key, ", ".join(p.path for p in c.paths)[:120])
+        console.print(table if r.diff.changes else f"stack {r.stack}: no changes")
+        console.print(f"  cost ${cost.total(r.before):,.0f} -> ${cost.total(r.after):,.0f} per month "
+                      f"({r.delta_usd:+,.0f})")
+        for v in r.new_verdicts:
+            console.print(f"  [red]new {v.level} violation[/] {v.policy}: {v.message}")
+        if r.policy_note:
+            console.print(f"  [dim]{r.policy_note}[/]")
