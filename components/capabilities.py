@@ -51,6 +51,7 @@ class CloudCapabilities:
     capacity_types: dict[CapacityType, str]  # supported -> how the cloud names it
     unsupported_capacity: dict[CapacityType, str]  # unsupported -> why, and what to use instead
     capacity_needs_id: frozenset[CapacityType]
+    operator_driver_refused: str = ""  # why the GPU operator cannot own the driver here ("": it can)
     capacity_blocks_for: tuple[str, ...] = ()  # machine type prefixes sold as capacity blocks
     reservation_blocks: bool = False  # can a pool target one block inside a reservation
     max_compact_nodes: int | None = None  # nodes one compact placement can hold (None: no fixed limit)
@@ -67,6 +68,19 @@ class CloudCapabilities:
     spot_price_cap: bool = True  # can spot capacity carry a maximum price
     scale_from_zero: frozenset[CapacityType] = frozenset()  # capacity types whose pools must have min 0
     capacity_for: dict[str, frozenset[CapacityType]] = field(default_factory=dict)  # machine prefix -> only these
+    pool_name_pattern: str = ""  # the cloud's own node pool naming rule, stricter than the neutral one
+    pool_name_rule: str = ""  # that rule in words
+    pool_name_max: int = 32
+    fabric_feature: str = ""  # "<namespace>/<feature>" a subscription must register for fabric pools
+    fabric_feature_for: tuple[str, ...] = ()  # fabrics (Fabric values) whose pools need fabric_feature
+    fabric_feature_refused_by: tuple[str, ...] = ()  # machine prefixes that must not share a subscription with it
+
+    def needs_fabric_feature(self, machine: str, fabric: str) -> bool:
+        return bool(self.fabric_feature) and fabric in self.fabric_feature_for and not self.refuses_fabric_feature(
+            machine)
+
+    def refuses_fabric_feature(self, machine: str) -> bool:
+        return bool(self.fabric_feature_refused_by) and machine.startswith(self.fabric_feature_refused_by)
 
 
 _FLEX = "flex-start (queued provisioning) is a GCP Dynamic Workload Scheduler feature"
@@ -74,6 +88,8 @@ _FLEX = "flex-start (queued provisioning) is a GCP Dynamic Workload Scheduler fe
 CAPABILITIES: dict[Cloud, CloudCapabilities] = {
     Cloud.AWS: CloudCapabilities(
         cloud=Cloud.AWS,
+        operator_driver_refused="the EKS AL2023 NVIDIA AMI ships the driver together with the EFA "
+                                "installer, so the GPU operator runs with its driver disabled",
         kubernetes_versions=("1.31", "1.32", "1.33", "1.34"),
         capacity_types={CapacityType.ON_DEMAND: "ON_DEMAND", CapacityType.SPOT: "SPOT",
                         CapacityType.RESERVATION: "ON_DEMAND (capacity reservation)",
@@ -111,7 +127,8 @@ CAPABILITIES: dict[Cloud, CloudCapabilities] = {
         account_kind="project id",
         account_pattern=r"^[a-z][-a-z0-9]{4,28}[a-z0-9]$",
         account_example="ml-train-prod",
-        account_required=True,  # the provider, Workload Identity pool and RoCE network profiles name it
+        # optional: without it the provider takes the project from the environment (GOOGLE_CLOUD_PROJECT or
+        # gcloud's config) and the program reads it back through gcp.organizations.get_client_config
         # a reservation of this project (name), a shared one (projects/<owner>/reservations/<name>), or
         # either with its zone (.../zones/<zone>/reservations/<name>), which is then checked against the pool's
         reservation_id_pattern=r"^(?:(?:projects/(?P<project>[a-z][-a-z0-9]{4,28}[a-z0-9])/)?"
@@ -137,12 +154,30 @@ CAPABILITIES: dict[Cloud, CloudCapabilities] = {
         capacity_needs_id=frozenset({CapacityType.RESERVATION}),
         max_compact_nodes=None,
         lustre_service="Azure Managed Lustre",
-        # https://learn.microsoft.com/azure/azure-managed-lustre/amlfs-overview (SKU increments, TiB)
+        # SKUs AMLFS-Durable-Premium-<tier>, self-service sizes and increments in TiB:
+        # https://learn.microsoft.com/azure/azure-managed-lustre/amlfs-overview
         lustre_tiers={40: LustreSizing(48, 48, 768), 125: LustreSizing(16, 16, 128),
                       250: LustreSizing(8, 8, 128), 500: LustreSizing(4, 4, 128)},
         network_id_pattern=r"^/subscriptions/[0-9a-f-]{36}/resourceGroups/[^/]+/providers/"
                            r"Microsoft\.Network/virtualNetworks/[^/]+$",
         network_id_example="/subscriptions/<uuid>/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/vnet",
+        account_kind="subscription id",
+        account_pattern=r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$",
+        account_example="00000000-0000-0000-0000-000000000000",
+        # capacity.id of a reservation: a capacity reservation group (its reservations name the VM size and zones)
+        reservation_id_pattern=r"^/subscriptions/[0-9a-fA-F-]{36}/resourceGroups/[^/]+/providers/"
+                               r"Microsoft\.Compute/capacityReservationGroups/[^/]+$",
+        reservation_id_example="/subscriptions/<uuid>/resourceGroups/<rg>/providers/Microsoft.Compute/"
+                               "capacityReservationGroups/<name>",
+        # https://learn.microsoft.com/azure/aks/create-node-pools (Linux pools: 1-12 characters)
+        pool_name_pattern=r"^[a-z][a-z0-9]{0,11}$",
+        pool_name_rule="AKS node pool names are 1-12 lowercase letters and digits, starting with a letter, no dashes",
+        pool_name_max=12,
+        # InfiniBand pools land on one IB network only with this subscription feature; GB200 / GB300 racks
+        # bring their own NVLink/IB domain and must not be in a subscription that has it registered.
+        fabric_feature="Microsoft.ContainerService/AKSInfinibandSupport",
+        fabric_feature_for=("infiniband",),
+        fabric_feature_refused_by=("Standard_ND128isr_NDR_GB200_v6", "Standard_ND128isr_GB300_v6"),
     ),
 }
 

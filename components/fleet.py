@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from components.catalog import Cloud, Fabric, MachineType
-from components.spec import CapacityType, ClusterSpec, FleetSpec, NodePoolSpec
+from components.spec import CapacityType, ClusterSpec, FleetSpec, NodePoolSpec, Taint
 
 GPU_TAINT = "nvidia.com/gpu"
+COST_TAG_KEYS = ("team", "cost-center", "gpufleet-cluster")
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,11 @@ class Pool:
     def max_gpus(self) -> int:
         return self.spec.nodes.max * self.machine.gpus
 
+    def taints(self, required: list[Taint]) -> list[Taint]:
+        """The cloud's required taints, then the user's, minus any user taint that would override a required key."""
+        keys = {t.key for t in required}
+        return [*required, *(t for t in self.spec.taints if t.key not in keys)]
+
     @property
     def labels(self) -> dict[str, str]:
         """The user's labels plus the ones every cloud's schedulers and Kueue flavors select on."""
@@ -46,10 +52,17 @@ class Cluster:
     system_machine: MachineType
     pools: tuple[Pool, ...]
     tags: dict[str, str]
+    account: str | None = None  # FleetSpec.account: the AWS account / GCP project / Azure subscription
 
     @property
     def name(self) -> str:
         return self.spec.name
+
+    @property
+    def cost_tags(self) -> dict[str, str]:
+        """The tags cost allocation needs, and no more: where tags are baked into node templates, changing
+        any other tag must not roll GPU nodes."""
+        return {k: v for k, v in self.tags.items() if k in COST_TAG_KEYS}
 
     def gpus_by_model(self) -> dict[str, int]:
         out: dict[str, int] = {}

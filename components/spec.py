@@ -113,7 +113,7 @@ class KueueTeam(Strict):
 
 
 class AddonsSpec(Strict):
-    gpu_driver: Literal["cloud", "operator"] = "operator"  # who installs the NVIDIA driver, never both
+    gpu_driver: Literal["cloud", "operator"] = "cloud"  # who installs the NVIDIA driver, never both
     monitoring: bool = True
     kueue_teams: list[KueueTeam] = []
 

@@ -105,6 +105,30 @@ def _check_fleet(spec: FleetSpec) -> Problems:
     yield from _check_account(spec, caps)
     for i, cluster in enumerate(spec.clusters):
         yield from _check_cluster(spec.cloud, caps, cluster, f"clusters[{i}]")
+    yield from _check_fabric_feature(spec, caps)
+
+
+def _check_fabric_feature(spec: FleetSpec, caps: CloudCapabilities) -> Problems:
+    """A subscription-wide fabric feature (Azure AKSInfinibandSupport) that some machines need and others refuse."""
+    needs: list[tuple[str, str]] = []
+    refuses: list[tuple[str, str]] = []
+    for i, cluster in enumerate(spec.clusters):
+        for j, pool in enumerate(cluster.node_pools):
+            machine, _ = pick_machine(spec.cloud, pool, "")
+            if machine is None:
+                continue
+            fabric = Fabric.NONE if pool.interconnect == "off" else machine.fabric
+            where = f"clusters[{i}].node_pools[{j}]"
+            if caps.needs_fabric_feature(machine.name, fabric.value):
+                needs.append((where, machine.name))
+            elif caps.refuses_fabric_feature(machine.name):
+                refuses.append((where, machine.name))
+    if needs and refuses:
+        other, other_machine = needs[0]
+        for where, name in refuses:
+            yield SpecProblem(f"{where}.machine_type", f"{name} must not run in a {spec.cloud.title} subscription "
+                              f"with {caps.fabric_feature} registered, but {other} ({other_machine}) needs it.",
+                              f"Move the {name} pools to a stack of another subscription.")
 
 
 def _check_account(spec: FleetSpec, caps: CloudCapabilities) -> Problems:
@@ -140,6 +164,9 @@ def _check_cluster(cloud: Cloud, caps: CloudCapabilities, c: ClusterSpec, path: 
                           f"{c.kubernetes_version!r} is not a supported {cloud.title} Kubernetes version.",
                           f"Use one of {', '.join(caps.kubernetes_versions)}.")
     yield from _check_endpoint(c, path)
+    if c.addons.gpu_driver == "operator" and caps.operator_driver_refused:
+        yield SpecProblem(f"{path}.addons.gpu_driver", f"'operator' is not available on {cloud.title}: "
+                          f"{caps.operator_driver_refused}.", "Set gpu_driver: cloud.")
     if c.existing_network and not re.match(caps.network_id_pattern, c.existing_network):
         yield SpecProblem(f"{path}.existing_network", f"{c.existing_network!r} is not a {cloud.title} "
                           f"network id.", f"Use the form {caps.network_id_example}.")
@@ -218,6 +245,10 @@ def pick_machine(cloud: Cloud, pool: NodePoolSpec, path: str) -> tuple[MachineTy
 
 def _check_pool(cloud: Cloud, caps: CloudCapabilities, c: ClusterSpec, pool: NodePoolSpec, path: str) -> Problems:
     yield from _check_nodes(pool.nodes, f"{path}.nodes")
+    if caps.pool_name_pattern and not re.match(caps.pool_name_pattern, pool.name):
+        fixed = re.sub(r"[^a-z0-9]", "", pool.name)[:caps.pool_name_max] or "gpu"
+        yield SpecProblem(f"{path}.name", f"{pool.name!r} is not a valid {cloud.title} node pool name: "
+                          f"{caps.pool_name_rule}.", f"Rename it, e.g. to {fixed!r}.")
     machine, problems = pick_machine(cloud, pool, path)
     yield from problems
     if machine is None:
@@ -362,4 +393,4 @@ def _cluster(spec: FleetSpec, c: ClusterSpec) -> Cluster:
         pools.append(Pool(spec=pool, machine=machine, zone=pool.zone or c.zones[0], fabric=fabric,
                           compact=_compact(pool, machine)))
     tags = {**spec.tags.as_dict(), "gpufleet-cluster": c.name}
-    return Cluster(spec=c, cloud=cloud, system_machine=system, pools=tuple(pools), tags=tags)
+    return Cluster(spec=c, cloud=cloud, system_machine=system, pools=tuple(pools), tags=tags, account=spec.account)

@@ -44,6 +44,7 @@ class Resource:
     custom: bool
     inputs: dict[str, Any]
     dependencies: list[str]
+    provider: str | None = None  # `<type>::<name>` of the explicit provider resource; None for components / default
 
     @property
     def key(self) -> str:
@@ -72,6 +73,11 @@ def urn_key(urn: str) -> str:
     """urn:pulumi:stack::project::parent$type::name -> 'type::name'."""
     _, _, qualified, name = urn.split("::", 3)
     return f"{qualified.split('$')[-1]}::{name}"
+
+
+def provider_key(reference: str) -> str | None:
+    """A provider reference 'urn::id' -> 'type::name' of the provider; None when the engine's default is used."""
+    return urn_key(reference.rsplit("::", 1)[0]) if reference else None
 
 
 def plain(value: Any) -> Any:
@@ -109,7 +115,8 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         if parent and parent.startswith("pulumi:pulumi:Stack::"):
             parent = None
         resource = Resource(type=request.type, name=request.name, parent=parent, custom=bool(request.custom),
-                            inputs=inputs, dependencies=sorted({urn_key(u) for u in request.dependencies}))
+                            inputs=inputs, dependencies=sorted({urn_key(u) for u in request.dependencies}),
+                            provider=provider_key(request.provider))
         with self._lock:
             self.recorded.append(resource)
         return response
@@ -133,7 +140,9 @@ def run_program(stack: str, config: dict[str, Any], program: Path = PROGRAM) -> 
     """Run ``program`` for ``stack`` with ``config`` under mocks; the captured graph in tree order."""
     mocks = FleetMocks()
     monitor = RecordingMonitor(mocks)
-    asyncio.set_event_loop(asyncio.new_event_loop())
+    previous = asyncio.get_event_loop_policy().get_event_loop()
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
     settings.ROOT.set(None)
     set_all_config({k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()}, [])
     pulumi_mocks.set_mocks(mocks, project=PROJECT, stack=stack, preview=True, monitor=monitor)
@@ -144,4 +153,8 @@ def run_program(stack: str, config: dict[str, Any], program: Path = PROGRAM) -> 
         if mocks.unknown_invokes:
             raise ProgramError(str(UnknownInvoke(mocks.unknown_invokes[0])), registered) from None
         raise ProgramError(f"the stack program failed under the offline preview: {err}", registered) from err
+    finally:  # a loop left open keeps its executor's threads and descriptors: thousands of previews run in tests
+        loop.run_until_complete(loop.shutdown_default_executor())
+        loop.close()
+        asyncio.set_event_loop(previous)
     return Graph(project=PROJECT, stack=stack, resources=_tree_order(monitor.recorded))

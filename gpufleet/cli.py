@@ -10,7 +10,9 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from capacity.cli import app as capacity_app
 from gpufleet.capture import ProgramError
+from gpufleet.policy_cli import check_previews, policy_app
 from gpufleet.preview import preview_stack
 from gpufleet.render import print_preview
 from stacks.config import STACKS_DIR, stack_names
@@ -41,10 +43,15 @@ def preview(
                                              "a directory (one <stack>.json each) for several.")] = None,
     stacks_dir: Annotated[Path, typer.Option(help="Where the Pulumi.<stack>.yaml files are.")] = STACKS_DIR,
     tree: Annotated[bool, typer.Option(help="Show the resource tree in text output.")] = True,
+    policies: Annotated[bool, typer.Option(help="Run the policy pack over each graph; exit 3 on a mandatory "
+                                           "violation.")] = True,
+    policy_config: Annotated[Path | None, typer.Option("--policy-pack-config", help="Policy config JSON, as for "
+                                                       "`pulumi preview --policy-pack-config`.")] = None,
 ) -> None:
     """Show what a stack declares, without credentials: its real program runs under Pulumi's mock runtime.
 
-    Exits 1 when a stack's fleet description is invalid (every problem is listed), 2 when a program fails.
+    Exits 1 when a stack's fleet description is invalid (every problem is listed), 2 when a program fails,
+    3 when the policy pack finds a mandatory violation.
     """
     names = _stacks(stack, all_stacks, stacks_dir)
     previews = []
@@ -60,8 +67,12 @@ def preview(
     else:
         for p in previews:
             print_preview(console, p, tree=tree)
+    valid = [p for p in previews if p.ok]
+    violated = policies and check_previews(valid, console if fmt is Format.TEXT else errors, policy_config)
     if not all(p.ok for p in previews):
         raise typer.Exit(1)
+    if violated:
+        raise typer.Exit(3)
 
 
 def _stacks(stack: list[str] | None, all_stacks: bool, stacks_dir: Path) -> list[str]:
@@ -91,6 +102,14 @@ def _write_json(documents: list[dict], out: Path | None) -> None:
 
 
 # Sub-commands from their own modules register here, one line each.
+from gpufleet import diff_cli  # noqa: E402  (pull-request previews: diff, pr, up, real-preview)
+
+app.command()(diff_cli.diff)
+app.command()(diff_cli.pr)
+app.command()(diff_cli.up)
+app.command("real-preview")(diff_cli.real_preview)
+app.add_typer(policy_app, name="policy")
+app.add_typer(capacity_app, name="capacity")
 
 
 if __name__ == "__main__":

@@ -2,11 +2,13 @@
 
 import pulumi
 
+from components.k8s import deploy_addons
 from components.translators import deploy
 from stacks import config
 
 fleet = config.load()
 for cluster in fleet.clusters:
     built = deploy(fleet.cloud, cluster)
+    deploy_addons(cluster, built)
     pulumi.export(f"{cluster.name}-kubeconfig", built.kubeconfig)
 pulumi.export("gpus", {c.name: c.gpus_by_model() for c in fleet.clusters})

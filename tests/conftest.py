@@ -32,7 +32,8 @@ def of_type(graph: Graph, type_suffix: str) -> list[Resource]:
 
 def one(graph: Graph, type_suffix: str, name: str) -> Resource:
     found = [r for r in of_type(graph, type_suffix) if r.name == name]
-    assert len(found) == 1, f"expected one {type_suffix} named {name}, got {[r.name for r in of_type(graph, type_suffix)]}"
+    names = [r.name for r in of_type(graph, type_suffix)]
+    assert len(found) == 1, f"expected one {type_suffix} named {name}, got {names}"
     return found[0]
 
 

@@ -3,13 +3,13 @@ entries, and the core add-ons (VPC CNI with Pod Identity, CoreDNS, kube-proxy, P
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 import pulumi
 import pulumi_aws as aws
 
 from components.aws.iam import CLUSTER_POLICIES, role
+from components.kubeconfig import exec_kubeconfig
 
 LOG_TYPES = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
 LOG_RETENTION_DAYS = 90
@@ -116,11 +116,5 @@ def _core_addons(name: str, args: EksClusterArgs, cluster: aws.eks.Cluster,
 def kubeconfig(cluster: aws.eks.Cluster) -> pulumi.Output[str]:
     """A kubeconfig that authenticates with `aws eks get-token` (no static credentials)."""
     return pulumi.Output.all(cluster.name, cluster.endpoint, cluster.certificate_authority.data).apply(
-        lambda a: json.dumps({
-            "apiVersion": "v1", "kind": "Config", "current-context": a[0],
-            "clusters": [{"name": a[0], "cluster": {"server": a[1], "certificate-authority-data": a[2]}}],
-            "contexts": [{"name": a[0], "context": {"cluster": a[0], "user": a[0]}}],
-            "users": [{"name": a[0], "user": {"exec": {
-                "apiVersion": "client.authentication.k8s.io/v1beta1", "command": "aws",
-                "args": ["eks", "get-token", "--cluster-name", a[0], "--output", "json"]}}}],
-        }))
+        lambda a: exec_kubeconfig(a[0], a[1], a[2], "aws", ["eks", "get-token", "--cluster-name", a[0],
+                                                             "--output", "json"]))

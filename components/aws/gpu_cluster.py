@@ -28,7 +28,8 @@ class AwsGpuCluster(pulumi.ComponentResource):
         node_role = role(f"{name}-nodes", "ec2.amazonaws.com", NODE_POLICIES, tags, child, partition)
         efa_group = _efa_security_group(name, cluster, vpc_id, child)
         base = dict(cluster_name=self.eks.name, node_role_arn=node_role.arn,
-                    cluster_security_group_id=self.eks.security_group_id, tags=tags)
+                    cluster_security_group_id=self.eks.security_group_id, tags=tags,
+                    instance_tags=cluster.cost_tags)
         SystemNodeGroup(f"{name}-system", NodeGroupArgs(subnet_id=subnets[spec.zones[0]], **base),
                         cluster.system_machine, spec.system_pool.nodes, child)
         self.node_groups = {

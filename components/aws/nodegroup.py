@@ -41,6 +41,7 @@ class NodeGroupArgs:
     subnet_id: pulumi.Input[str]
     cluster_security_group_id: pulumi.Input[str]
     tags: dict[str, str]
+    instance_tags: dict[str, str]  # baked into template versions: a change rolls the nodes
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ def node_group_capacity_type(capacity: CapacityType) -> str:
     return {CapacityType.SPOT: "SPOT", CapacityType.CAPACITY_BLOCK: "CAPACITY_BLOCK"}.get(capacity, "ON_DEMAND")
 
 
-def launch_template(name: str, disk_gib: int, tags: dict[str, str], opts: pulumi.ResourceOptions,
+def launch_template(name: str, disk_gib: int, args: NodeGroupArgs, opts: pulumi.ResourceOptions,
                     **settings: object) -> aws.ec2.LaunchTemplate:
     """IMDSv2 only (hop limit 1 keeps pods away from the node's credentials) and an encrypted root disk."""
     return aws.ec2.LaunchTemplate(
@@ -84,8 +85,9 @@ def launch_template(name: str, disk_gib: int, tags: dict[str, str], opts: pulumi
         metadata_options={"http_endpoint": "enabled", "http_tokens": "required", "http_put_response_hop_limit": 1},
         block_device_mappings=[{"device_name": "/dev/xvda", "ebs": {
             "volume_size": disk_gib, "volume_type": "gp3", "encrypted": "true", "delete_on_termination": "true"}}],
-        tag_specifications=[{"resource_type": t, "tags": tags} for t in ("instance", "volume", "network-interface")],
-        update_default_version=True, tags=tags, opts=opts, **settings)
+        tag_specifications=[{"resource_type": t, "tags": args.instance_tags}
+                            for t in ("instance", "volume", "network-interface")],
+        update_default_version=True, tags=args.tags, opts=opts, **settings)
 
 
 def node_group(name: str, args: NodeGroupArgs, template: aws.ec2.LaunchTemplate, instance_type: str,
@@ -113,7 +115,7 @@ class SystemNodeGroup(pulumi.ComponentResource):
                  opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpufleet:aws:SystemNodeGroup", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        template = launch_template(name, 100, args.tags, child,
+        template = launch_template(name, 100, args, child,
                                    vpc_security_group_ids=[args.cluster_security_group_id])
         self.node_group = node_group(name, args, template, machine.name, nodes, ami_type=CPU_AMI,
                                      capacity_type="ON_DEMAND", labels={"gpufleet.io/pool": "system"},
@@ -128,7 +130,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
         pool = args.pool
         placement = _placement_group(name, pool, args.tags, child)
         settings = _template_settings(pool, args, placement)
-        template = launch_template(name, pool.spec.disk_gib, args.tags, child, **settings)
+        template = launch_template(name, pool.spec.disk_gib, args, child, **settings)
         self.node_group = node_group(name, args, template, pool.machine.name, pool.spec.nodes, ami_type=GPU_AMI,
                                      capacity_type=node_group_capacity_type(pool.capacity),
                                      labels=pool.labels, taints=gpu_taints(pool), opts=child)
@@ -138,10 +140,10 @@ class GpuNodeGroup(pulumi.ComponentResource):
 
 def gpu_taints(pool: Pool) -> list[Taint]:
     """Keep non-GPU pods off GPU nodes, and non-EFA pods off EFA nodes, unless they tolerate it."""
-    taints = [Taint(key=GPU_TAINT, value="true")]
+    required = [Taint(key=GPU_TAINT, value="true")]
     if pool.fabric is Fabric.EFA:
-        taints.append(Taint(key=EFA_TAINT, value="true"))
-    return taints + [t for t in pool.spec.taints if t.key not in {GPU_TAINT, EFA_TAINT}]
+        required.append(Taint(key=EFA_TAINT, value="true"))
+    return pool.taints(required)
 
 
 def _placement_group(name: str, pool: Pool, tags: dict[str, str],

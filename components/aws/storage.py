@@ -13,6 +13,7 @@ from components.spec import BucketSpec, LustreSpec
 
 LUSTRE_PORTS = ((988, 988), (1018, 1023))  # Lustre network ports, from the FSx for Lustre user guide
 SYNC_EVENTS = ["NEW", "CHANGED", "DELETED"]
+MAINTENANCE_START = "7:02:00"  # d:HH:MM UTC, 7 = Sunday: the weekly window every cloud's upgrades share
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,8 @@ class LustreFileSystem(pulumi.ComponentResource):
             subnet_ids=args.subnet_id, security_group_ids=groups, kms_key_id=args.kms_key_arn,
             data_compression_type="LZ4", metadata_configuration={"mode": "AUTOMATIC"},
             efa_enabled=args.efa_security_group_id is not None, file_system_type_version="2.15",
-            log_configuration={"level": "WARN_ERROR"}, copy_tags_to_backups=True, tags=args.tags, opts=child)
+            log_configuration={"level": "WARN_ERROR"}, copy_tags_to_backups=True,
+            weekly_maintenance_start_time=MAINTENANCE_START, tags=args.tags, opts=child)
         for label, path in (("datasets", args.spec.import_path), ("checkpoints", args.spec.export_path)):
             _link(f"{name}-{label}", self.file_system, args.bucket_name, path, child)
         self.dns_name = self.file_system.dns_name

@@ -5,6 +5,6 @@ and physical_id (a realistic id, or None for the generic one). Values are realis
 derived deterministically from resource names, so a preview is stable run to run.
 """
 
-from gpufleet.fakes import aws
+from gpufleet.fakes import aws, azure, gcp
 
-CLOUDS = (aws,)
+CLOUDS = (aws, azure, gcp)

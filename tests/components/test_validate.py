@@ -167,6 +167,14 @@ def test_every_problem_is_reported_at_once() -> None:
     assert len(problems(fleet)) == 3
 
 
+def test_operator_driver_is_refused_where_the_image_owns_it() -> None:
+    fleet = example_fleet("dev")
+    fleet["clusters"][0]["addons"]["gpu_driver"] = "operator"
+    [message] = problems(fleet)
+    assert message.startswith("clusters[0].addons.gpu_driver: 'operator' is not available on AWS: the EKS AL2023")
+    assert message.endswith("Set gpu_driver: cloud.")
+
+
 def test_error_names_the_stack_file() -> None:
     fleet = example_fleet("dev")
     fleet["cloud"] = "oracle"
