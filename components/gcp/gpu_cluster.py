@@ -39,6 +39,7 @@ class GcpGpuCluster(pulumi.ComponentResource):
                              child)
         gpu_networks = GpuNetworks(f"{name}-gpunet", GpuNetworksArgs(region=spec.region, project=project,
                                                                       pools=cluster.pools), child)
+        self.gpu_networks = gpu_networks  # the in-cluster layer names them in GKENetworkParamSet / Network objects
         self.node_account = node_service_account(name, spec.name, project, child)
         self.keys = ClusterKeys(f"{name}-keys", KeysArgs(cluster_name=spec.name, region=spec.region, project=project,
                                                          labels=labels, data=bool(spec.storage.buckets)), child)
