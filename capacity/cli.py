@@ -146,6 +146,57 @@ def plan(
         raise typer.Exit(1)
 
 
+
+@app.command("report")
+def report_command(
+    out: Annotated[Path, typer.Option(help="directory for report.html, report.xlsx, report.md and the plan files")],
+    demand: Annotated[Path | None, typer.Option(help="demand.csv; default: forecast it from --history")] = None,
+    history: Annotated[Path | None, typer.Option(help="history.csv: forecast demand and chart the forecast")] = None,
+    budget: Annotated[Path | None, typer.Option(help="budget.csv: month, cost_center, usd")] = None,
+    offers: Annotated[Path | None, typer.Option(help="offers.csv; default: the bundled price snapshot")] = None,
+    quotas: Annotated[Path | None, typer.Option(help="quotas.csv; default: no quota limits")] = None,
+    horizon: Annotated[int, typer.Option(min=1, max=120, help="months to forecast (with --history)")] = 12,
+    quantile: Annotated[Quantile, typer.Option(help="forecast quantile the plan serves")] = Quantile.P80,
+    penalty: Annotated[float, typer.Option(min=0.0, help="USD per unserved GPU-hour")] = PENALTY,
+    gap: Annotated[float, typer.Option(min=0.0, max=1.0, help="stop when proven within this relative gap")] = GAP,
+    time_limit: Annotated[float, typer.Option(min=1.0, help="seconds for each solve")] = DEFAULT_TIME_LIMIT_S,
+) -> None:
+    """The report finance reviews: forecast (with --history), plan, budget variance -> HTML, XLSX, Markdown."""
+    from capacity import forecast as fc
+    from capacity import planner, report
+    from capacity.finance import budget as budgets
+    from capacity.finance import report as finance
+    from capacity.schema import DemandRow
+
+    if demand is None and history is None:
+        errors.print("Give --demand demand.csv, or --history history.csv to forecast it.", style="red")
+        raise typer.Exit(2)
+    try:
+        history_rows = inputs.load_history(history) if history else None
+        rows = inputs.load_demand(demand) if demand else None
+        offer_rows = inputs.load_offers(offers)
+        quota_rows = inputs.load_quotas(quotas) if quotas else None
+        budget_rows = budgets.load_budget(budget) if budget else None
+    except InputError as err:
+        raise _fail(err) from None
+    result = None
+    if history_rows:
+        result = fc.forecast(history_rows, horizon, quantile.value)
+        out.mkdir(parents=True, exist_ok=True)
+        write_models(out / "demand.csv", DemandRow, result.demand)
+        write_models(out / "forecast_intervals.csv", fc.IntervalRow, result.intervals)
+        rows = rows or result.demand
+    assert rows is not None
+    with report.solving(errors) as progress:
+        run = planner.plan(rows, offer_rows, quota_rows, penalty, gap, time_limit, progress)
+    data = report.write(run, out)
+    finance.write(run, data, out, budget_rows, history_rows, result, quantile.value)
+    console.print(f"Total spend ${data['total_usd']:,.2f}, unmet GPU-hours {data['unmet_gpu_hours']:,.0f}, "
+                  f"{data['quota_requests']} quota request(s). Wrote {', '.join(finance.FILES)} and "
+                  f"{', '.join(report.FILES)} to {out}")
+    if not run.verdict.ok:
+        raise typer.Exit(1)
+
 @app.command()
 def reconcile(
     plan_dir: Annotated[Path, typer.Option("--plan", help="the directory `capacity plan` wrote")],
