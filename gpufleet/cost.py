@@ -15,10 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpufleet.capture import Resource
-from policies.props import AKS_AGENT_POOL, AKS_CLUSTER, EKS_NODE_GROUP, NODE_POOLS, get, node_pool, region_of
+from policies.props import AWS_PROVIDER, NODE_POOLS, node_pool, pool_region
 
 HOURS_PER_MONTH = 730
-AWS_SUBNET = "aws:ec2/subnet:Subnet"
 
 
 @dataclass(frozen=True)
@@ -72,17 +71,9 @@ class PoolCost:
 
 
 def _region(r: Resource, by_key: Mapping[str, Resource]) -> str | None:
-    deps = [by_key[d] for d in r.dependencies if d in by_key]
-    if r.type == EKS_NODE_GROUP:
-        zones = [get(d.inputs, "availabilityZone") for d in deps if d.type == AWS_SUBNET]
-        providers = [get(p.inputs, "region") for p in by_key.values() if p.type == "pulumi:providers:aws"]
-        found = [region_of(z) for z in zones if z] + [p for p in providers if p]
-        return found[0] if found else None
-    if r.type == AKS_AGENT_POOL:
-        clusters = [get(d.inputs, "location") for d in deps if d.type == AKS_CLUSTER]
-        return clusters[0] if clusters else None
-    location = get(r.inputs, "location")
-    return region_of(location) if isinstance(location, str) else None
+    deps = [(by_key[d].type, by_key[d].inputs) for d in r.dependencies if d in by_key]
+    providers = [p.inputs for p in by_key.values() if p.type == AWS_PROVIDER]
+    return pool_region(r.type, r.inputs, deps, providers)
 
 
 def pool_costs(resources: Sequence[Resource], prices: Prices) -> list[PoolCost]:

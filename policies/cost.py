@@ -18,13 +18,13 @@ from typing import Any
 from components.catalog import Cloud, offerings
 from policies import prices
 from policies.props import (
-    AKS_AGENT_POOL,
     AKS_CLUSTER,
+    AWS_PROVIDER,
+    AWS_SUBNET,
     AZURE_LUSTRE,
     AZURE_STORAGE,
     BUCKETS,
     CLUSTERS,
-    EKS_NODE_GROUP,
     GCP_LUSTRE,
     GKE_CLUSTER,
     GKE_NODE_POOL,
@@ -36,13 +36,13 @@ from policies.props import (
     cloud_of,
     get,
     must_pool,
+    pool_region,
     region_of,
     tags_of,
 )
 from policies.rule import MANDATORY, Config, Node, Stack, resource_policy, stack_policy
 
 HOURS_PER_MONTH = 730
-AWS_SUBNET = "aws:ec2/subnet:Subnet"
 PROVIDERS = {"pulumi:providers:aws": "region", "pulumi:providers:gcp": "region",
              "pulumi:providers:azure-native": "location"}
 LOCATED = {GKE_CLUSTER: "location", GKE_NODE_POOL: "location", GCP_LUSTRE: "location", AKS_CLUSTER: "location",
@@ -113,16 +113,8 @@ def gpu_cap(stack: Stack, config: Config) -> Iterable[tuple[str, Node | None]]:
 
 
 def _region(stack: Stack, r: Node) -> str | None:
-    if r.type == EKS_NODE_GROUP:
-        zones = [get(s.props, "availabilityZone") for s in stack.depends_on(r, AWS_SUBNET)]
-        providers = [get(p.props, "region") for p in stack.of_type("pulumi:providers:aws")]
-        found = [region_of(z) for z in zones if z] or [p for p in providers if p]
-        return found[0] if found else None
-    if r.type == AKS_AGENT_POOL:
-        clusters = stack.depends_on(r, AKS_CLUSTER)
-        return get(clusters[0].props, "location") if clusters else None
-    location = get(r.props, "location")
-    return region_of(location) if location else None
+    deps = [(d.type, d.props) for d in stack.depends_on(r, AWS_SUBNET, AKS_CLUSTER)]
+    return pool_region(r.type, r.props, deps, [p.props for p in stack.of_type(AWS_PROVIDER)])
 
 
 def monthly_cost(stack: Stack, hours: float) -> tuple[float, list[str], list[str]]:

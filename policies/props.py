@@ -116,6 +116,25 @@ def region_of(location: str) -> str:
     return location
 
 
+AWS_SUBNET = "aws:ec2/subnet:Subnet"
+AWS_PROVIDER = "pulumi:providers:aws"
+Props = Mapping[str, Any]
+
+
+def pool_region(type_: str, props: Props, deps: Sequence[tuple[str, Props]],
+                aws_providers: Sequence[Props]) -> str | None:
+    """The region a node pool runs in: EKS from its subnet's zone (else the AWS provider's region), AKS from its
+    cluster, GKE from its location. ``deps`` are (type, props) of what the pool depends on."""
+    if type_ == EKS_NODE_GROUP:
+        found = [region_of(z) for t, p in deps if t == AWS_SUBNET and (z := get(p, "availabilityZone"))]
+        found += [r for p in aws_providers if (r := get(p, "region"))]
+        return found[0] if found else None
+    if type_ == AKS_AGENT_POOL:
+        return next((get(p, "location") for t, p in deps if t == AKS_CLUSTER), None)
+    location = get(props, "location")
+    return region_of(location) if isinstance(location, str) else None
+
+
 def _effect(value: str) -> str:
     """NoSchedule / NO_SCHEDULE -> NO_SCHEDULE."""
     if value.isupper() or "_" in value:
