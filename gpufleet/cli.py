@@ -1,4 +1,4 @@
-"""gpufleet: offline previews of GPU fleet stacks (and, as they land, policies, diffs and capacity plans)."""
+"""gpufleet: offline previews of GPU fleet stacks, policy verdicts, pull-request diffs and capacity plans."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 
 from capacity.cli import app as capacity_app
+from gpufleet import diff_cli
 from gpufleet.capture import ProgramError
 from gpufleet.policy_cli import check_previews, policy_app
 from gpufleet.preview import preview_stack
@@ -102,8 +103,6 @@ def _write_json(documents: list[dict], out: Path | None) -> None:
 
 
 # Sub-commands from their own modules register here, one line each.
-from gpufleet import diff_cli  # noqa: E402  (pull-request previews: diff, pr, up, real-preview)
-
 app.command()(diff_cli.diff)
 app.command()(diff_cli.pr)
 app.command()(diff_cli.up)
