@@ -118,6 +118,23 @@ class AddonsSpec(Strict):
     kueue_teams: list[KueueTeam] = []
 
 
+class NetworkProfileSpec(Strict):
+    """WAN-like link conditions to rehearse a training run under (docs/netsim.md). Off until enabled: only then
+    does the in-cluster layer shape the traffic, of pods in ``namespace`` on ``pools`` to pods on ``to_pools``."""
+
+    name: str = Field(pattern=NAME)
+    enabled: bool = False  # off by default: no chaos objects exist until a user turns the rehearsal on
+    bandwidth_mbps: float | None = Field(default=None, gt=0)  # None: the link's own rate
+    latency_ms: float = Field(default=0, ge=0, le=10_000)  # one-way, added to every packet
+    jitter_ms: float = Field(default=0, ge=0)  # spread around latency_ms
+    loss_pct: float = Field(default=0, ge=0, lt=100)  # packets dropped at random, in percent
+    pools: list[str] = Field(min_length=1)  # traffic from pods on these node pools ...
+    to_pools: list[str] = []  # ... to pods on these (empty: the same pools)
+    labels: dict[str, str] = {}  # and only pods with these labels (empty: every pod of the namespace)
+    namespace: str = Field(default="netsim", pattern=NAME)  # the one namespace whose pods are shaped
+    duration_minutes: int = Field(default=60, ge=1, le=1440)  # the engine lifts the shaping after this
+
+
 class ClusterSpec(Strict):
     name: str = Field(pattern=NAME)
     region: str
@@ -131,6 +148,7 @@ class ClusterSpec(Strict):
     node_pools: list[NodePoolSpec] = []
     storage: StorageSpec = StorageSpec()
     addons: AddonsSpec = AddonsSpec()
+    network_profiles: list[NetworkProfileSpec] = []  # rehearsal link conditions, off unless enabled
 
 
 class Tags(Strict):

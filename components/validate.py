@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from components import catalog
+from components import catalog, network_profiles
 from components.capabilities import CloudCapabilities, capabilities
 from components.catalog import Cloud, Fabric, MachineType
 from components.errors import SpecError, SpecProblem, did_you_mean, format_path, unknown_name
@@ -180,6 +180,7 @@ def _check_cluster(cloud: Cloud, caps: CloudCapabilities, c: ClusterSpec, path: 
         yield from _check_pool(cloud, caps, c, pool, f"{path}.node_pools[{j}]")
     yield from _check_storage(caps, c, f"{path}.storage")
     yield from _check_kueue(cloud, c, f"{path}.addons.kueue_teams")
+    yield from network_profiles.check(c, path)
 
 
 def _check_endpoint(c: ClusterSpec, path: str) -> Problems:
