@@ -132,9 +132,9 @@ class PolicyPack:
         ready, _, _ = select.select([self._process.stdout], [], [], timeout_s)
         line = self._process.stdout.readline() if ready else b""
         if not line.strip().isdigit():
-            self.close()
-            self._stderr.seek(0)
+            self._stderr.seek(0)  # before close(), which closes this file
             detail = self._stderr.read().decode(errors="replace").strip().splitlines()[-5:]
+            self.close()
             raise PolicyPackError("the policy pack did not start: " + (" | ".join(detail) or "no port printed"))
         return int(line)
 

@@ -13,7 +13,7 @@ from rich.console import Console
 from capacity.cli import app as capacity_app
 from gpufleet import diff_cli
 from gpufleet.capture import ProgramError
-from gpufleet.policy_cli import check_previews, policy_app
+from gpufleet.policy_cli import check_previews, policy_app, verdicts_document
 from gpufleet.preview import preview_stack
 from gpufleet.render import print_preview
 from stacks.config import STACKS_DIR, stack_names
@@ -63,16 +63,19 @@ def preview(
             errors.print(f"[red]stack {name}:[/] {err}")
             raise typer.Exit(2) from None
     documents = [p.document() for p in previews]
-    if fmt is Format.JSON:
-        _write_json(documents, out)
-    else:
+    if fmt is Format.TEXT:
         for p in previews:
             print_preview(console, p, tree=tree)
     valid = [p for p in previews if p.ok]
-    violated = policies and check_previews(valid, console if fmt is Format.TEXT else errors, policy_config)
+    found = check_previews(valid, console if fmt is Format.TEXT else errors, policy_config) if policies else {}
+    if fmt is Format.JSON:
+        for doc in documents:
+            if doc["stack"] in found:
+                doc["policy"] = {"verdicts": verdicts_document(found[doc["stack"]])}
+        _write_json(documents, out)
     if not all(p.ok for p in previews):
         raise typer.Exit(1)
-    if violated:
+    if any(v.mandatory for vs in found.values() for v in vs):
         raise typer.Exit(3)
 
 

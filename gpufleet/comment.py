@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gpufleet import cost
-from gpufleet.report import StackReport, headline
+from gpufleet.report import StackReport, cost_headline, failed, headline
 from gpufleet.risk import Risk
 
 MARKER = "<!-- gpufleet-pr-comment -->"
@@ -76,15 +76,28 @@ def _policy(r: StackReport) -> list[str]:
     return [*lines, "", "</details>", ""]
 
 
+def _failures(reports: Sequence[StackReport]) -> list[str]:
+    lines: list[str] = []
+    for r in failed(reports):
+        lines += [f"### ❌ Stack `{r.stack}` could not be previewed", "",
+                  "Nothing below compares this stack: its resources, cost and policy verdicts are unknown until "
+                  "these errors are fixed.", "", *(f"- {_cell(p)}" for p in r.diff.problems), ""]
+    return lines
+
+
 def render(reports: Sequence[StackReport], limit: int = LIMIT) -> str:
-    """The whole comment, at most ``limit`` characters, starting with the marker."""
-    lines = [MARKER, f"## {headline(reports)}", "",
-             f"_gpufleet pull-request preview: {cost.HOURS_PER_MONTH}-hour month, prices from the snapshot; "
-             f"{', '.join(sorted({r.diff.source for r in reports})) or 'no stacks'}._", ""]
-    lines += _risk_section(reports)
-    for r in reports:
+    """The whole comment, at most ``limit`` characters, starting with the marker; failed stacks first."""
+    ok = [r for r in reports if not r.diff.failed]
+    lines = [MARKER, f"## {headline(reports)}", "", *_failures(reports)]
+    if failed(reports) and ok:
+        lines += [f"**{cost_headline(ok)}** (the stacks that previewed)", ""]
+    lines += [f"_gpufleet pull-request preview: {cost.HOURS_PER_MONTH}-hour month, prices from the snapshot; "
+              f"{', '.join(sorted({r.diff.source for r in reports})) or 'no stacks'}._", ""]
+    if ok:
+        lines += _risk_section(ok)
+    for r in ok:
         lines += _stack_table(r)
-    for r in reports:
+    for r in ok:
         lines += [f"#### `{r.stack}` details", "", *_details(r)]
     return truncate("\n".join(lines), limit)
 

@@ -61,6 +61,14 @@ class StackDiff:
     base: list[Resource]  # every resource before (for cost and dependency lookups)
     head: list[Resource]
     source: str = "offline"  # or "pulumi-preview"
+    problems: list[str] = field(default_factory=list)  # why a side could not be previewed: no diff is shown then
+    warnings: list[str] = field(default_factory=list)  # engine warnings (real previews)
+    policy_config: dict[str, Any] | None = None  # the head fleet's policy config (budget, spot pools); None: unknown
+    base_policy_config: dict[str, Any] | None = None
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.problems)
 
     def counts(self) -> dict[str, int]:
         out = {op.value: 0 for op in Op}
@@ -113,9 +121,23 @@ def diff_resources(stack: str, base: list[Resource], head: list[Resource]) -> St
     return StackDiff(stack, sort_changes(changes), base, head)
 
 
+def problems_of(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[str]:
+    """Each side's errors (invalid fleet, failed program), labelled with the side."""
+    return [f"{side}: {e}" for side, doc in (("head", head), ("base", base)) for e in doc.get("errors") or []]
+
+
 def diff_documents(base: Mapping[str, Any], head: Mapping[str, Any]) -> StackDiff:
-    """Two gpufleet.preview/v1 documents of the same stack."""
-    return diff_resources(str(head.get("stack") or base.get("stack")), resources_of(base), resources_of(head))
+    """Two gpufleet.preview/v1 documents of the same stack. When either side has errors, no change is listed:
+    an invalid side has no resources, and comparing against nothing would read as a teardown (or a rebuild)."""
+    stack = str(head.get("stack") or base.get("stack"))
+    problems = problems_of(base, head)
+    if problems:
+        found = StackDiff(stack, [], [], [], problems=problems)
+    else:
+        found = diff_resources(stack, resources_of(base), resources_of(head))
+    found.policy_config = head.get("policy_config")
+    found.base_policy_config = base.get("policy_config")
+    return found
 
 
 def documents_by_stack(payload: Any) -> dict[str, dict[str, Any]]:

@@ -31,7 +31,9 @@ FormatOpt = Annotated[OutFormat, typer.Option("--format", "-f", help="text (rich
                                               "(gpufleet.diff/v1).")]
 OffersOpt = Annotated[Path | None, typer.Option(help="Price snapshot (default: capacity/data/offers.csv).")]
 PoliciesOpt = Annotated[bool, typer.Option(help="Run the policy pack on the head graph (and the base, to find new "
-                                           "violations).")]
+                                           "violations), configured as `gpufleet preview` does.")]
+PolicyConfigOpt = Annotated[Path | None, typer.Option("--policy-pack-config", help="Policy config JSON merged over "
+                                                      "each fleet's (as for `gpufleet preview`).")]
 
 
 def _load(path: Path) -> Any:
@@ -46,23 +48,45 @@ def _graph(stack: str, resources: Sequence[Any]) -> Graph:
     return Graph("gpufleet", stack, list(resources))
 
 
-def verdicts(diffs: Sequence[StackDiff], enabled: bool) -> dict[str, tuple[Any, Any, str]]:
-    """stack -> (head verdicts, base verdicts, note); the pack's absence or failure becomes the note."""
+def _note(d: StackDiff) -> str:
+    if d.failed:
+        return "policy pack not run: the stack could not be previewed"
+    if d.policy_config is None:
+        return ("the fleet's policy config (budget, spot pools) is unknown for this preview: stack-monthly-budget "
+                "and spot-only-where-allowed judge without it")
+    return ""
+
+
+def verdicts(diffs: Sequence[StackDiff], enabled: bool,
+             user_config: Path | None = None) -> dict[str, tuple[Any, Any, str]]:
+    """stack -> (head verdicts, base verdicts, note). Each side runs with its fleet's policy config (budget, spot
+    pools) merged under ``user_config``: the configuration `gpufleet preview` and `gpufleet policy check` use.
+    The pack's absence or failure becomes the note."""
     if not enabled:
         return {d.stack: (None, None, "policy pack not run (--no-policies)") for d in diffs}
     try:
-        from gpufleet.analyzer import PolicyPack, analyze
+        from gpufleet.analyzer import PolicyPack, analyze, load_config, merge_config
 
+        user = load_config(user_config) if user_config else None
+        found: dict[str, tuple[Any, Any, str]] = {}
         with PolicyPack() as pack:
-            return {d.stack: (analyze(_graph(d.stack, d.head), None, pack),
-                              analyze(_graph(d.stack, d.base), None, pack) if d.base else [], "") for d in diffs}
+            for d in diffs:
+                if d.failed:
+                    found[d.stack] = (None, None, _note(d))
+                    continue
+                head = analyze(_graph(d.stack, d.head), merge_config(d.policy_config, user), pack)
+                base = analyze(_graph(d.stack, d.base), merge_config(d.base_policy_config, user),
+                               pack) if d.base else []
+                found[d.stack] = (head, base, _note(d))
+        return found
     except Exception as err:  # the pack is optional here: report why it is missing, never fail the comment
         return {d.stack: (None, None, f"policy pack not run: {err}") for d in diffs}
 
 
-def emit(diffs: Sequence[StackDiff], fmt: OutFormat, offers: Path | None, policies: bool) -> None:
+def emit(diffs: Sequence[StackDiff], fmt: OutFormat, offers: Path | None, policies: bool,
+         policy_config: Path | None = None) -> None:
     prices = Prices.load(offers)
-    found = verdicts(diffs, policies)
+    found = verdicts(diffs, policies, policy_config)
     reports = [report.build(d, prices, *found[d.stack]) for d in diffs]
     if fmt is OutFormat.JSON:
         typer.echo(json.dumps(report.document(reports), indent=2))
@@ -78,9 +102,11 @@ def diff(
     pulumi_preview: Annotated[list[Path] | None, typer.Option(help="A `pulumi preview --json` document "
                                                               "(repeatable, one per stack).")] = None,
     fmt: FormatOpt = OutFormat.TEXT, offers: OffersOpt = None, policies: PoliciesOpt = False,
+    policy_config: PolicyConfigOpt = None,
 ) -> None:
     """Compare two offline previews, or report a real `pulumi preview --json`: resource changes, replacements,
-    GPU disruption risk, monthly cost delta and policy verdicts."""
+    GPU disruption risk, monthly cost delta and policy verdicts. Exits 1 when a stack could not be previewed
+    (invalid fleet, failed program, a preview with errors): the comment says so first."""
     diffs: list[StackDiff] = []
     try:
         if base is not None and head is not None:
@@ -94,7 +120,17 @@ def diff(
     if not diffs:
         errors.print("Nothing to compare: give BASE.json HEAD.json, or --pulumi-preview preview.json.")
         raise typer.Exit(2)
-    emit(diffs, fmt, offers, policies)
+    emit(diffs, fmt, offers, policies, policy_config)
+    _fail_on_problems(diffs)
+
+
+def _fail_on_problems(diffs: Sequence[StackDiff]) -> None:
+    """Problems go to stderr as well (the comment leads with them) and fail the command."""
+    bad = [(d.stack, p) for d in diffs for p in d.problems]
+    for stack, line in bad:
+        errors.print(f"[red]stack {stack}:[/] {line}")
+    if bad:
+        raise typer.Exit(1)
 
 
 def pr(
@@ -105,8 +141,10 @@ def pr(
     pulumi_preview: Annotated[list[Path] | None, typer.Option(
         help="Real `pulumi preview --json` documents to use instead of the offline diff for their stacks.")] = None,
     fmt: FormatOpt = OutFormat.MARKDOWN, offers: OffersOpt = None, policies: PoliciesOpt = True,
+    policy_config: PolicyConfigOpt = None,
 ) -> None:
-    """Preview the merge base and the working tree of every stack the change touches, and print the comment."""
+    """Preview the merge base and the working tree of every stack the change touches, and print the comment.
+    Exits 1 when a stack could not be previewed on either side: the comment leads with its errors."""
     from gpufleet.pr import PrError, previews
 
     try:
@@ -115,14 +153,10 @@ def pr(
     except (PrError, ValueError) as err:
         errors.print(f"[red]gpufleet pr:[/] {err}")
         raise typer.Exit(2) from None
-    bad = [e for s in found.stacks for e in found.head[s].get("errors", [])]
-    for line in bad:
-        errors.print(f"[red]invalid:[/] {line}")
     diffs = [real.get(s) or diff_documents(found.base[s], found.head[s]) for s in found.stacks]
     diffs += [d for s, d in real.items() if s not in found.stacks]
-    emit(diffs, fmt, offers, policies)
-    if bad:
-        raise typer.Exit(1)
+    emit(diffs, fmt, offers, policies, policy_config)
+    _fail_on_problems(diffs)
 
 
 def up(stack: Annotated[str, typer.Option("--stack", "-s", help="Stack to deploy.")]) -> None:

@@ -94,13 +94,18 @@ def check(
     all_stacks: Annotated[bool, typer.Option("--all", help="Check every stack.")] = False,
     config: ConfigOpt = None,
     stacks_dir: StacksDirOpt = STACKS_DIR,
+    as_json: Annotated[bool, typer.Option("--json", help="Print [{stack, verdicts}] as JSON instead of tables.")
+                       ] = False,
 ) -> None:
     """Run the pack over each stack's offline-preview graph; exit 3 on a mandatory violation."""
     names = stack_names(stacks_dir) if all_stacks else (stack or [])
     if not names:
         errors.print("Name a stack with --stack NAME, or use --all. Stacks: " + ", ".join(stack_names(stacks_dir)))
         raise typer.Exit(2)
-    if check_previews([_valid(n, stacks_dir) for n in names], console, config):
+    found = check_previews([_valid(n, stacks_dir) for n in names], None if as_json else console, config)
+    if as_json:
+        typer.echo(json.dumps([{"stack": s, "verdicts": verdicts_document(v)} for s, v in found.items()], indent=2))
+    if any(v.mandatory for vs in found.values() for v in vs):
         raise typer.Exit(3)
 
 
@@ -120,10 +125,12 @@ def _valid(stack: str, stacks_dir: Path) -> Preview:
     return preview
 
 
-def check_previews(previews: Sequence[Preview], out: Console, config_file: Path | None = None) -> bool:
+def check_previews(previews: Sequence[Preview], out: Console | None,
+                   config_file: Path | None = None) -> dict[str, list[Verdict]]:
     """Run the pack once over every valid preview's graph (config: the fleet's budget and spot pools, then
-    ``config_file``) and print the verdicts per resource. True when any verdict is mandatory."""
-    mandatory = False
+    ``config_file``; `gpufleet pr`/`diff --policies` configure it the same way) and print the verdicts per resource
+    to ``out`` (None: print nothing). Stack -> verdicts."""
+    found: dict[str, list[Verdict]] = {}
     try:
         user = load_config(config_file) if config_file else None
         with PolicyPack() as pack:
@@ -131,13 +138,13 @@ def check_previews(previews: Sequence[Preview], out: Console, config_file: Path 
                 if p.graph is None or p.fleet is None:
                     continue
                 pack.configure(merge_config(fleet_config(p.fleet), user))
-                verdicts = pack.analyze(p.graph)
-                print_verdicts(out, p.stack, verdicts)
-                mandatory = mandatory or any(v.mandatory for v in verdicts)
+                found[p.stack] = pack.analyze(p.graph)
+                if out is not None:
+                    print_verdicts(out, p.stack, found[p.stack])
     except PolicyPackError as err:
         errors.print(f"[red]policy pack:[/] {err}")
         raise typer.Exit(2) from None
-    return mandatory
+    return found
 
 
 def print_verdicts(out: Console, stack: str, verdicts: Sequence[Verdict]) -> None:

@@ -20,6 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from components.errors import SpecError
+from gpufleet.analyzer import stack_policy_config
+from gpufleet.capture import ProgramError
 from gpufleet.preview import preview_stack
 from stacks.config import stack_names
 
@@ -65,31 +68,55 @@ def touched_stacks(files: list[str], stacks_rel: str, known: list[str]) -> list[
 
 @contextmanager
 def worktree(repo: Path, commit: str) -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix="gpufleet-base-")) / "base"
-    git(repo, "worktree", "add", "--detach", str(path), commit)
-    try:
-        yield path
-    finally:
-        git(repo, "worktree", "remove", "--force", str(path))
+    with tempfile.TemporaryDirectory(prefix="gpufleet-base-") as scratch:
+        path = Path(scratch) / "base"
+        git(repo, "worktree", "add", "--detach", str(path), commit)
+        try:
+            yield path
+        finally:
+            git(repo, "worktree", "remove", "--force", str(path))
+
+
+def failed(stack: str, message: str) -> dict[str, Any]:
+    """The document of a side whose program failed: no resources, the failure as its error."""
+    return {**EMPTY, "stack": stack, "errors": [message]}
 
 
 def _own_code_preview(root: Path, stack: str, stacks_dir: Path) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": str(root)}
     done = subprocess.run([sys.executable, "-m", "gpufleet.cli", "preview", "--stack", stack, "--format", "json",
-                           "--stacks-dir", str(stacks_dir)], cwd=root, env=env, capture_output=True, text=True,
-                          check=False)
-    if done.returncode == 2 or not done.stdout.strip():
-        raise PrError(f"previewing {stack} at the merge base failed: {done.stderr.strip()[-2000:]}")
-    return json.loads(done.stdout)
+                           "--no-policies", "--stacks-dir", str(stacks_dir)], cwd=root, env=env, capture_output=True,
+                          text=True, check=False)
+    try:
+        document = json.loads(done.stdout) if done.stdout.strip() else None
+    except ValueError:
+        document = None
+    if not isinstance(document, dict):  # exit 2: the program failed; its message is on stderr
+        lines = [line.strip() for line in done.stderr.strip().splitlines() if line.strip()]
+        return failed(stack, " ".join(lines[-20:]) or f"the preview exited {done.returncode} with no output")
+    if "policy_config" not in document:  # a merge base whose gpufleet predates policy_config
+        document["policy_config"] = _policy_config(stack, stacks_dir)
+    return document
+
+
+def _policy_config(stack: str, stacks_dir: Path) -> dict[str, Any]:
+    try:
+        return stack_policy_config(stack, stacks_dir)
+    except SpecError:
+        return {}
 
 
 def preview_document(root: Path, stack: str, stacks_dir: Path, own_code: bool) -> dict[str, Any]:
-    """The stack's preview document; an empty one when the stack file does not exist on that side."""
+    """The stack's preview document; an empty one when the stack file does not exist on that side, one with the
+    failure as its error when the program fails."""
     if not (stacks_dir / f"Pulumi.{stack}.yaml").exists():
         return {**EMPTY, "stack": stack}
     if own_code and (root / "gpufleet" / "cli.py").exists() and (root / "stacks" / "__main__.py").exists():
         return _own_code_preview(root, stack, stacks_dir)
-    return preview_stack(stack, stacks_dir).document()
+    try:
+        return preview_stack(stack, stacks_dir).document()
+    except ProgramError as err:
+        return failed(stack, str(err))
 
 
 @dataclass

@@ -12,6 +12,7 @@ from typing import Any
 
 from components.errors import SpecError
 from components.fleet import Fleet
+from gpufleet.analyzer import fleet_config
 from gpufleet.capture import Graph, run_program
 from stacks.config import load_stack, stack_file
 
@@ -49,6 +50,7 @@ class Preview:
             "resources": [{"type": r.type, "name": r.name, "parent": r.parent, "custom": r.custom,
                            "inputs": r.inputs, "dependencies": r.dependencies} for r in resources],
             "summary": {"resources": len(resources), "gpus": self.gpus()},
+            "policy_config": fleet_config(self.fleet) if self.fleet else {},
             "errors": self.errors,
         }
 

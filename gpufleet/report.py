@@ -81,7 +81,8 @@ def _cost_json(r: StackReport) -> dict[str, Any]:
 
 def stack_json(r: StackReport) -> dict[str, Any]:
     return {
-        "stack": r.stack, "source": r.diff.source, "counts": r.diff.counts(),
+        "stack": r.stack, "source": r.diff.source, "ok": not r.diff.failed, "problems": r.diff.problems,
+        "warnings": r.diff.warnings, "counts": r.diff.counts(),
         "changes": [{"resource": c.key, "type": c.type, "name": c.name, "op": c.op.value, "label": c.label,
                      "paths": [{"path": p.path, "effect": p.effect.value, "source": p.source, "note": p.note}
                                for p in c.paths]} for c in r.diff.changes],
@@ -99,18 +100,37 @@ def document(reports: Sequence[StackReport]) -> dict[str, Any]:
             "hours_per_month": cost.HOURS_PER_MONTH, "stacks": [stack_json(r) for r in reports]}
 
 
-def headline(reports: Sequence[StackReport]) -> str:
+def failed(reports: Sequence[StackReport]) -> list[StackReport]:
+    return [r for r in reports if r.diff.failed]
+
+
+def cost_headline(reports: Sequence[StackReport]) -> str:
+    """The cost change of the stacks that previewed (a failed stack has no diff, so no cost change)."""
     delta = sum(r.delta_usd for r in reports)
     if abs(delta) < 0.005:
         return "Monthly cost will not change"
     return f"Monthly cost will {'increase' if delta > 0 else 'decrease'} by ${abs(delta):,.0f}"
 
 
+def headline(reports: Sequence[StackReport]) -> str:
+    """A failed preview leads: its cost and resources are unknown, so no cost headline may stand alone."""
+    bad = failed(reports)
+    if bad:
+        names = ", ".join(r.stack for r in bad)
+        return f"Preview failed for {len(bad)} stack{'s' if len(bad) > 1 else ''} ({names}): no resource diff for it"
+    return cost_headline(reports)
+
+
 def print_report(console: Console, reports: Sequence[StackReport]) -> None:
-    console.print(f"[bold]{headline(reports)}[/] ({cost.HOURS_PER_MONTH}-hour month, every pool at its max nodes)")
+    for r in failed(reports):
+        console.print(f"[bold red]✗ stack {r.stack} could not be previewed: no resource diff[/]")
+        for p in r.diff.problems:
+            console.print(f"  [red]•[/] {p}")
+    console.print(f"[bold]{cost_headline(reports)}[/] ({cost.HOURS_PER_MONTH}-hour month, every pool at its max "
+                  "nodes" + (", stacks that previewed" if failed(reports) else "") + ")")
     for k in sorted((k for r in reports for k in r.risks), key=Risk.sort_key):
         console.print(f"[bold red]⚠ {k.headline}[/] — {k.cause}\n  {k.impact}")
-    for r in reports:
+    for r in (r for r in reports if not r.diff.failed):
         table = Table(title=f"stack {r.stack} ({r.diff.source})", show_edge=False)
         for col in ("action", "resource", "changed inputs"):
             table.add_column(col)

@@ -1,0 +1,58 @@
+"""`gpufleet preview`, `gpufleet policy check` and `gpufleet diff --policies` (the PR path) judge every example stack
+with the same policy configuration, so they give the same verdicts. (Before: the PR path ran the pack without the
+fleet's budget and spot pools and reported `stack-monthly-budget` / `spot-only-where-allowed` violations that do not
+exist.)"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from gpufleet.cli import app
+from stacks.config import STACKS_DIR, stack_names
+
+OFFERS = Path(__file__).parent / "data" / "offers.csv"
+
+
+def _key(verdicts: list[dict[str, Any]]) -> list[tuple[str, str, str | None, str]]:
+    return sorted((v["policy"], v["level"], v["resource"], v["message"]) for v in verdicts)
+
+
+@pytest.fixture(scope="module")
+def previews(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("previews") / "all.json"
+    done = CliRunner().invoke(app, ["preview", "--all", "--format", "json", "--stacks-dir", str(STACKS_DIR)])
+    assert done.exit_code in (0, 3), done.output
+    out.write_text(done.stdout)
+    return out
+
+
+def test_preview_policy_check_and_diff_give_the_same_verdicts(previews: Path) -> None:
+    docs = {d["stack"]: d for d in json.loads(previews.read_text())}
+    assert sorted(docs) == stack_names(STACKS_DIR) and len(docs) >= 4
+    checked = CliRunner().invoke(app, ["policy", "check", "--all", "--json", "--stacks-dir", str(STACKS_DIR)])
+    assert checked.exit_code in (0, 3), checked.output
+    by_check = {d["stack"]: _key(d["verdicts"]) for d in json.loads(checked.stdout)}
+    # base == head: no change, but the head graph is still judged, exactly as on a pull request
+    diffed = CliRunner().invoke(app, ["diff", str(previews), str(previews), "--policies", "--format", "json",
+                                      "--offers", str(OFFERS)])
+    assert diffed.exit_code == 0, diffed.output
+    by_diff = {s["stack"]: _key(s["policy"]["verdicts"]) for s in json.loads(diffed.stdout)["stacks"]}
+    by_preview = {s: _key(d["policy"]["verdicts"]) for s, d in docs.items()}
+    assert by_preview == by_check == by_diff
+    flat = [v for vs in by_diff.values() for v in vs]
+    # the two policies that read the fleet's config found nothing on the examples (each sets a budget; spot pools
+    # are declared)
+    assert not [v for v in flat if v[0] in ("stack-monthly-budget", "spot-only-where-allowed")]
+    assert not [v for v in flat if v[1] == "mandatory"]
+
+
+def test_every_example_document_carries_its_fleet_policy_config(previews: Path) -> None:
+    for doc in json.loads(previews.read_text()):
+        budget = doc["policy_config"]["stack-monthly-budget"]["monthly_budget_usd"]
+        assert budget > 0
+        assert isinstance(doc["policy_config"]["spot-only-where-allowed"]["spot_pools"], list)

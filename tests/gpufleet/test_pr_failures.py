@@ -1,0 +1,102 @@
+"""A stack that cannot be previewed (invalid fleet, failing program) on either side of a pull request: the comment
+says so first, with the errors, shows no resource diff (never a teardown) for it, and the command fails."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from gpufleet import comment, cost, report
+from gpufleet.cli import app
+from gpufleet.diff import diff_documents
+from gpufleet.pr import failed
+from stacks.config import STACKS_DIR
+
+OFFERS = Path(__file__).parent / "data" / "offers.csv"
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+
+def _repo(tmp_path: Path, stacks: tuple[str, ...], broken_on_main: bool = False) -> Path:
+    repo = tmp_path / "repo"
+    (repo / "stacks").mkdir(parents=True)
+    for s in stacks:
+        shutil.copy(STACKS_DIR / f"Pulumi.{s}.yaml", repo / "stacks")
+        if broken_on_main:
+            _break(repo / "stacks" / f"Pulumi.{s}.yaml")
+    _git(repo.parent, "init", "-q", "-b", "main", str(repo))
+    for key, value in (("user.email", "ci@example.com"), ("user.name", "ci")):
+        _git(repo, "config", key, value)
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "stacks")
+    _git(repo, "checkout", "-q", "-b", "change")
+    return repo
+
+
+def _break(path: Path) -> None:
+    stack = yaml.safe_load(path.read_text())
+    stack["config"]["gpufleet:fleet"]["clusters"][0]["node_pools"][0]["accelerator"] = "H1000"
+    path.write_text(yaml.safe_dump(stack))
+
+
+def test_invalid_head_leads_the_comment_with_its_errors_and_fails(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _repo(tmp_path, ("aws-train",))
+    _break(repo / "stacks" / "Pulumi.aws-train.yaml")
+    monkeypatch.chdir(repo)
+    out = CliRunner().invoke(app, ["pr", "--base", "main", "--no-policies", "--offers", str(OFFERS)])
+    assert out.exit_code == 1
+    lines = out.stdout.splitlines()
+    assert lines[:2] == [comment.MARKER, "## Preview failed for 1 stack (aws-train): no resource diff for it"]
+    assert lines[3] == "### ❌ Stack `aws-train` could not be previewed"
+    assert any("H1000" in line and line.startswith("- head: ") for line in lines[4:10])
+    # no teardown: nothing deleted, no cost change, no GPU risk
+    assert "delete" not in out.stdout and "decrease" not in out.stdout and "GPU disruption" not in out.stdout
+
+
+def test_pr_leaves_no_temporary_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _repo(tmp_path, ("dev",))
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    monkeypatch.chdir(repo)
+    out = CliRunner().invoke(app, ["pr", "--base", "main", "--no-policies", "--offers", str(OFFERS)])
+    assert out.exit_code == 0, out.output
+    assert list(scratch.iterdir()) == []
+
+
+def test_invalid_base_is_reported_too_and_json_says_not_ok(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _repo(tmp_path, ("dev",), broken_on_main=True)
+    shutil.copy(STACKS_DIR / "Pulumi.dev.yaml", repo / "stacks")  # the pull request fixes it
+    monkeypatch.chdir(repo)
+    out = CliRunner().invoke(app, ["pr", "--base", "main", "--no-policies", "--format", "json",
+                                   "--offers", str(OFFERS)])
+    assert out.exit_code == 1
+    doc = json.loads(out.stdout)
+    [stack] = doc["stacks"]
+    assert stack["ok"] is False and stack["changes"] == [] and stack["risks"] == []
+    assert stack["problems"][0].startswith("base: ") and "H1000" in stack["problems"][0]
+    assert doc["headline"].startswith("Preview failed for 1 stack (dev)")
+
+
+def test_a_failed_program_is_a_failure_not_a_teardown() -> None:
+    base = {"schema": "gpufleet.preview/v1", "stack": "s", "errors": [],
+            "resources": [{"type": "aws:eks/nodeGroup:NodeGroup", "name": "ng", "custom": True,
+                           "inputs": {"instanceTypes": ["p5.48xlarge"], "scalingConfig": {"maxSize": 16}}}]}
+    diff = diff_documents(base, failed("s", "the stack program failed under the offline preview: boom"))
+    assert diff.failed and diff.changes == [] and diff.base == [] and diff.head == []
+    r = report.build(diff, cost.Prices.load(OFFERS))
+    assert r.delta_usd == 0 and r.risks == []
+    text = comment.render([r])
+    assert text.splitlines()[1] == "## Preview failed for 1 stack (s): no resource diff for it"
+    assert "- head: the stack program failed under the offline preview: boom" in text
+    assert "Monthly cost" not in text.split("### ❌")[0]
