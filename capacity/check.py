@@ -91,8 +91,7 @@ def check(demand: Sequence[DemandRow], offers: Sequence[OfferRow], quotas: Seque
         if c.nodes < 1 or c.gpus != c.nodes * offer.gpus_per_node or offer.gpu != c.gpu:
             v.violations.append(f"commitment {c.machine_type} from {c.start_month}: {c.nodes} nodes must be "
                                 f"{c.nodes * offer.gpus_per_node} {offer.gpu} GPUs, not {c.gpus} {c.gpu}")
-        term_months = 12 if c.option is Option.COMMIT_1Y else 36
-        term_hours = 8760 if c.option is Option.COMMIT_1Y else 26280
+        term_months, term_hours = c.option.term_months, c.option.term_hours
         charge = c.gpus * term_hours * offer.usd_per_gpu_hour
         if not _close(charge, c.usd_total):
             v.violations.append(f"commitment {c.machine_type} from {c.start_month} charges {c.usd_total:.2f}, "
@@ -150,9 +149,9 @@ def check(demand: Sequence[DemandRow], offers: Sequence[OfferRow], quotas: Seque
         h = hours(month)
         for cloud, region, gpu in sites:
             committed = committed_gpus.get((month, cloud, region, gpu), 0.0)
-            od = use.get((month, cloud, region, gpu, Option.ON_DEMAND.value), 0.0)
+            od = sum(use.get((month, cloud, region, gpu, o.value), 0.0) for o in (Option.ON_DEMAND, Option.FLEX_START))
             sp = use.get((month, cloud, region, gpu, Option.SPOT.value), 0.0)
-            for option in (Option.COMMIT_1Y, Option.COMMIT_3Y):
+            for option in (o for o in Option if o.is_commit):
                 got = use.get((month, cloud, region, gpu, option.value), 0.0)
                 cap = commit_hours.get((month, cloud, region, gpu, option.value), 0.0)
                 if got > cap * (1 + REL_TOL) + 1e-6:

@@ -116,6 +116,37 @@ def _fetch(cloud: Cloud, regions: list[str] | None, project: str | None, subscri
 
 
 @app.command()
+def prices(
+    cloud: Annotated[list[Cloud], typer.Option(help="cloud(s) to ask: aws, gcp, azure")],
+    out: Annotated[Path, typer.Option(help="offers.csv to write")],
+    region: Annotated[list[str] | None, typer.Option(help="region(s); default: every region the catalogue "
+                                                     "offers a GPU machine type in")] = None,
+) -> None:
+    """Fetch live GPU prices (every purchase option) from each cloud's price API into offers.csv."""
+    from capacity import prices as live
+    from capacity.schema import OfferRow
+
+    rows, warnings = [], []
+    with console.status("fetching prices") as status:
+        for c in cloud:
+            status.update(f"fetching {c.title} prices")
+            try:
+                result = live.fetch(c, region)
+            except Exception as err:  # one cloud failing leaves the others: a partial result, with a warning
+                result = live.PriceResult([], [f"{c.title}: prices not fetched ({type(err).__name__}: "
+                                               f"{' '.join(str(err).split())[:200]})."])
+            rows += result.rows
+            warnings += result.warnings
+    for warning in warnings:
+        errors.print(f"warning: {warning}", style="yellow", highlight=False, markup=False)
+    write_models(out, OfferRow, live.sort_rows(rows))
+    console.print(f"Wrote {len(rows)} offer row(s) to {out}" + (" (partial: see warnings)" if warnings and rows
+                                                               else ""))
+    if not rows:
+        raise typer.Exit(1)
+
+
+@app.command()
 def plan(
     demand: Annotated[Path, typer.Option(help="demand.csv")],
     out: Annotated[Path, typer.Option(help="directory for plan.csv, commitments.csv, summary.json, ...")],

@@ -54,7 +54,7 @@ def decode(problem: Problem, model: Model, x: np.ndarray, builder: PlanBuilder, 
         for u, option, amount in northwest(spot_ok, [(Option.SPOT, sp)]):
             taken[u] += amount
             allocations[u].append(((site, option), amount))
-        pieces = [*_commit_pieces(capacity.get((m, site), []), cm), (Option.ON_DEMAND, od)]
+        pieces = [*_commit_pieces(capacity.get((m, site), []), cm), (site.usage_option, od)]
         rest = [(u, v - taken[u]) for u, v in served]
         for u, option, amount in northwest(rest, pieces):
             allocations[u].append(((site, option), amount))

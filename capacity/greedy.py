@@ -15,6 +15,8 @@ from capacity.plan import EPS_GPU_HOURS, Plan, PlanBuilder
 from capacity.problem import CommitOffer, Problem, Site
 from capacity.schema import DemandRow, Option
 
+COMMIT_OPTIONS = [o for o in Option if o.is_commit]
+
 
 @dataclass
 class _Ledger:
@@ -49,7 +51,7 @@ Choice = tuple[float, str, Site, object]  # (price, kind, site, option or commit
 
 def _options(ledger: _Ledger, m: int, site: Site, row: DemandRow, buy: bool) -> list[Choice]:
     out: list[Choice] = []
-    for option in (Option.COMMIT_1Y, Option.COMMIT_3Y):
+    for option in COMMIT_OPTIONS:
         if ledger.commit_left[(m, site, option)] > EPS_GPU_HOURS:
             out.append((0.0, "commit", site, option))
     if row.spot_ok and site.spot is not None:
@@ -91,7 +93,7 @@ def _take(ledger: _Ledger, builder: PlanBuilder | None, r: int, m: int, choice: 
         take = min(need, ledger.od_room(m, site))
         if builder is not None:
             ledger.od_used[(m, site)] += take
-            builder.serve(r, site, Option.ON_DEMAND, take)
+            builder.serve(r, site, site.usage_option, take)
     return take
 
 

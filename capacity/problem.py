@@ -18,6 +18,7 @@ DEFAULT_PENALTY_USD_PER_GPU_HOUR = 1000.0
 DEFAULT_GAP = 1e-3  # 0.1 %: "proven optimal" for planning purposes
 DEFAULT_TIME_LIMIT_S = 120.0
 SiteKey = tuple[Cloud, str, str]  # (cloud, region, gpu)
+USAGE_OPTIONS = (Option.ON_DEMAND, Option.FLEX_START)  # priced per GPU-hour used, on the on-demand quota
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ class CommitOffer:
 @dataclass(eq=False)
 class Site:
     key: SiteKey
-    on_demand: OfferRow | None = None  # the cheapest on-demand offer
+    on_demand: OfferRow | None = None  # the cheapest usage offer on the on-demand market: on_demand or flex_start
     spot: OfferRow | None = None  # the cheapest spot offer
     commits: list[CommitOffer] = field(default_factory=list)
     quota_on_demand: float = math.inf
@@ -62,8 +63,14 @@ class Site:
     def quota(self, market: Market) -> float:
         return self.quota_on_demand if market is Market.ON_DEMAND else self.quota_spot
 
+    @property
+    def usage_option(self) -> Option:
+        """How on-demand-market GPU-hours are bought here: on_demand, or flex_start where that is cheaper or the
+        only usage-priced option (GCP A3 Ultra / A4)."""
+        return self.on_demand.option if self.on_demand is not None else Option.ON_DEMAND
+
     def price(self, option: Option) -> float:
-        offer = self.on_demand if option is Option.ON_DEMAND else self.spot if option is Option.SPOT else None
+        offer = self.spot if option is Option.SPOT else self.on_demand if option in USAGE_OPTIONS else None
         return offer.usd_per_gpu_hour if offer is not None else 0.0
 
 
@@ -88,7 +95,7 @@ def build(demand: Sequence[DemandRow], offers: Sequence[OfferRow], quotas: Seque
     sites: dict[SiteKey, Site] = {}
     for offer in sorted(offers, key=lambda o: (o.key, o.usd_per_gpu_hour)):
         site = sites.setdefault((offer.cloud, offer.region, offer.gpu), Site((offer.cloud, offer.region, offer.gpu)))
-        if offer.option is Option.ON_DEMAND:
+        if offer.option in USAGE_OPTIONS:
             if site.on_demand is None or offer.usd_per_gpu_hour < site.on_demand.usd_per_gpu_hour:
                 site.on_demand = offer
         elif offer.option is Option.SPOT:

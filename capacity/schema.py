@@ -25,6 +25,12 @@ Usd = Annotated[float, Field(ge=0, allow_inf_nan=False, description="an amount i
 
 HOURS_1Y = 8760  # the hours a one-year commitment charges, whatever the calendar
 HOURS_3Y = 26280
+# A capacity block bought for a calendar month: AWS sells blocks in 1-day steps up to 14 days, then 7-day steps
+# (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/capacity-blocks-purchase.html), so the shortest block that
+# covers any month of 29-31 days is 35 days. Prepaid: charged whether used or not.
+HOURS_CAPACITY_BLOCK = 35 * 24
+# A reservation held for a calendar month bills every hour it exists, used or not; 31 days, the longest month.
+HOURS_RESERVATION = 31 * 24
 
 
 class Market(StrEnum):
@@ -35,29 +41,57 @@ class Market(StrEnum):
 
 
 class Option(StrEnum):
-    """How a GPU-hour is bought."""
+    """How a GPU-hour is bought (docs/capacity.md, "Purchase options", states each one's planning semantics)."""
 
     ON_DEMAND = "on_demand"
     SPOT = "spot"
-    COMMIT_1Y = "commit_1y"
+    COMMIT_1Y = "commit_1y"  # AWS Savings Plan, GCP committed-use discount, Azure reserved VM instance
     COMMIT_3Y = "commit_3y"
+    RESERVATION = "reservation"  # AWS ODCR, GCP (calendar / future) reservation, Azure capacity reservation
+    CAPACITY_BLOCK = "capacity_block"  # AWS EC2 Capacity Blocks for ML: prepaid for a fixed duration
+    FLEX_START = "flex_start"  # GCP Dynamic Workload Scheduler flex-start: pay per hour used
 
     @property
     def is_commit(self) -> bool:
-        return self in (Option.COMMIT_1Y, Option.COMMIT_3Y)
+        """Bought in whole nodes for a term and charged whether used or not."""
+        return self in _TERM_MONTHS
 
     @property
     def market(self) -> Market:
-        """Committed GPUs count against the on-demand quota; only spot counts against spot."""
+        """Only spot counts against the spot quota; everything else against the on-demand quota."""
         return Market.SPOT if self is Option.SPOT else Market.ON_DEMAND
 
     @property
     def term_months(self) -> int:
-        return {Option.COMMIT_1Y: 12, Option.COMMIT_3Y: 36}.get(self, 0)
+        return _TERM_MONTHS.get(self, 0)
 
     @property
     def term_hours(self) -> int:
-        return {Option.COMMIT_1Y: HOURS_1Y, Option.COMMIT_3Y: HOURS_3Y}.get(self, 0)
+        return {Option.COMMIT_1Y: HOURS_1Y, Option.COMMIT_3Y: HOURS_3Y, Option.CAPACITY_BLOCK: HOURS_CAPACITY_BLOCK,
+                Option.RESERVATION: HOURS_RESERVATION}.get(self, 0)
+
+
+_TERM_MONTHS = {Option.COMMIT_1Y: 12, Option.COMMIT_3Y: 36, Option.CAPACITY_BLOCK: 1, Option.RESERVATION: 1}
+
+# what each cloud calls an option, for reports and PR comments
+OPTION_LABELS: dict[tuple[str, Option], str] = {
+    ("aws", Option.COMMIT_1Y): "EC2 Instance Savings Plan, 1 year",
+    ("aws", Option.COMMIT_3Y): "EC2 Instance Savings Plan, 3 years",
+    ("aws", Option.RESERVATION): "On-Demand Capacity Reservation",
+    ("aws", Option.CAPACITY_BLOCK): "EC2 Capacity Block for ML (prepaid)",
+    ("gcp", Option.COMMIT_1Y): "committed use discount, 1 year",
+    ("gcp", Option.COMMIT_3Y): "committed use discount, 3 years",
+    ("gcp", Option.RESERVATION): "reservation",
+    ("gcp", Option.FLEX_START): "flex-start (Dynamic Workload Scheduler)",
+    ("azure", Option.COMMIT_1Y): "reserved VM instance, 1 year",
+    ("azure", Option.COMMIT_3Y): "reserved VM instance, 3 years",
+    ("azure", Option.RESERVATION): "capacity reservation",
+}
+
+
+def option_label(cloud: str, option: Option | str) -> str:
+    option = Option(option)
+    return OPTION_LABELS.get((str(getattr(cloud, "value", cloud)), option), option.value.replace("_", "-"))
 
 
 class Row(BaseModel):
@@ -100,7 +134,7 @@ class OfferRow(Row):
     machine_type: Name = Field(description="a catalogue machine type of that cloud, e.g. p5.48xlarge")
     gpu: Name = Field(description="the catalogue GPU of that machine type")
     gpus_per_node: int = Field(ge=1, le=1024, description="a whole number >= 1: GPUs in one node")
-    option: Option = Field(description="one of on_demand, spot, commit_1y, commit_3y")
+    option: Option = Field(description="one of " + ", ".join(o.value for o in Option))
     usd_per_gpu_hour: float = Field(gt=0, allow_inf_nan=False, description="a price in USD per GPU-hour > 0")
     source: str = Field(default="", description="where the price comes from (a link, or 'derived: ...')")
     as_of: str = Field(default="", description="the date the price was read, YYYY-MM-DD")
