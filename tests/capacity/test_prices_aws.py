@@ -14,14 +14,10 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import socket
-from collections.abc import Iterator
 from typing import Any
 
 import boto3
-import pytest
 from botocore.stub import ANY, Stubber
-from moto.server import ThreadedMotoServer
 
 from capacity.prices import aws
 from capacity.quotas import Backoff
@@ -32,17 +28,6 @@ from components.catalog import Cloud
 CREDS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
 NO_WAIT = Backoff(sleep=lambda _s: None)
 NOW = dt.datetime(2026, 11, 30, 12, tzinfo=dt.UTC)
-
-
-@pytest.fixture(scope="module")
-def moto_url() -> Iterator[str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    yield f"http://127.0.0.1:{port}"
-    server.stop()
 
 
 def product(instance: str, region: str, status: str, usd: str) -> str:

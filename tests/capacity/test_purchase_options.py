@@ -13,6 +13,7 @@ import pytest
 from plan_helpers import offer, row, verify
 
 from capacity import optimize, problem
+from capacity.plan import Plan
 from capacity.schema import HOURS_CAPACITY_BLOCK, Option
 
 JAN_HOURS = 31 * 24  # 2026-01
@@ -35,20 +36,21 @@ def test_a_capacity_block_is_bought_only_when_its_whole_prepaid_charge_is_cheape
         assert math.isclose(plan.objective_usd, 20000.0)
 
 
-def test_flex_start_serves_where_it_is_the_only_usage_option_and_lines_say_so() -> None:
-    offers = [offer("us-central1", Option.FLEX_START, 6.0), offer("us-central1", Option.SPOT, 4.0)]
-    demand = [row("2026-01", "a", 100.0)]
+def solved(demand: list, offers: list) -> Plan:
     built = problem.build(demand, offers, None)
     plan = optimize.solve(built).plan
     verify(demand, offers, None, plan, built.penalty)
+    return plan
+
+
+def test_flex_start_serves_where_it_is_the_only_usage_option_and_lines_say_so() -> None:
+    offers = [offer("us-central1", Option.FLEX_START, 6.0), offer("us-central1", Option.SPOT, 4.0)]
+    plan = solved([row("2026-01", "a", 100.0)], offers)
     assert [(line.option, line.gpu_hours, line.usd) for line in plan.lines] == [(Option.FLEX_START, 100.0, 600.0)]
 
 
 def test_flex_start_and_on_demand_the_cheaper_serves() -> None:
     offers = [offer("r1", Option.ON_DEMAND, 10.0), offer("r1", Option.FLEX_START, 7.0)]
-    demand = [row("2026-01", "a", 10.0)]
-    built = problem.build(demand, offers, None)
-    plan = optimize.solve(built).plan
-    verify(demand, offers, None, plan, built.penalty)
+    plan = solved([row("2026-01", "a", 10.0)], offers)
     assert {line.option for line in plan.lines} == {Option.FLEX_START}
     assert math.isclose(plan.objective_usd, 70.0)

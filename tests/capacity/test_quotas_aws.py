@@ -7,14 +7,10 @@ checks against the real service model.
 
 from __future__ import annotations
 
-import socket
-from collections.abc import Iterator
 from typing import Any
 
 import boto3
-import pytest
 from botocore.stub import Stubber
-from moto.server import ThreadedMotoServer
 
 from capacity.quotas import Backoff, aws
 from capacity.schema import Market
@@ -22,17 +18,6 @@ from components.catalog import Cloud
 
 P_ON_DEMAND, P_SPOT, G_ON_DEMAND, G_SPOT = "L-417A185B", "L-7212CCBC", "L-DB2E81BA", "L-3819A6DF"
 CREDS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
-
-
-@pytest.fixture(scope="module")
-def moto_url() -> Iterator[str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    yield f"http://127.0.0.1:{port}"
-    server.stop()
 
 
 def quota(code: str, value: float) -> dict[str, Any]:
