@@ -256,6 +256,60 @@ def reconcile(
     console.print(f"Wrote {len(rows)} row(s) to {target}")
 
 
+@app.command()
+def apply(
+    plan_dir: Annotated[Path, typer.Option("--plan", help="the directory `capacity plan` wrote")],
+    month: Annotated[str, typer.Option(help="the plan month to carry into the stacks, YYYY-MM")],
+    stacks_dir: Annotated[Path, typer.Option(help="the folder of stack files")] = Path("stacks"),
+    write: Annotated[bool, typer.Option("--write", help="edit the stack files in place (default: show the "
+                                        "edits and the diff only)")] = False,
+    allow_shrink: Annotated[bool, typer.Option("--allow-shrink", help="also shrink reservation / capacity "
+                                               "block pools and drop Kueue teams the plan no longer places")] = False,
+) -> None:
+    """Carry one month of an accepted plan into the stack files: pool sizes, reservations to buy, Kueue quotas."""
+    import re
+
+    from capacity.apply.propose import propose
+    from capacity.apply.render import diff, render
+    from capacity.apply.stackdoc import StackDoc
+    from capacity.schema import MONTH_PATTERN
+
+    if not re.match(MONTH_PATTERN, month):
+        errors.print(f"--month: {month!r} is not a month. Write it YYYY-MM, e.g. 2027-01.", style="red")
+        raise typer.Exit(2)
+    files = sorted(stacks_dir.glob("Pulumi.*.yaml")) if stacks_dir.is_dir() else []
+    if not files:
+        errors.print(f"--stacks-dir: no Pulumi.<stack>.yaml files in {stacks_dir}. Point it at the stacks folder.",
+                     style="red")
+        raise typer.Exit(2)
+    try:
+        lines = load_rows(plan_dir / "plan.csv", PlanLine)
+        commitments = load_rows(plan_dir / "commitments.csv", CommitmentLine)
+        docs = [StackDoc.read(f) for f in files]
+    except (InputError, SpecError) as err:
+        raise _fail(err) from None
+    months = sorted({line.month for line in lines})
+    if month not in months:
+        errors.print(f"--month: the plan has no month {month}. Its months: {', '.join(months) or '(none)'}.",
+                     style="red")
+        raise typer.Exit(2)
+    proposal = propose(lines, commitments, month, docs, allow_shrink)
+    render(proposal, console, allow_shrink)
+    problems = proposal.problems()
+    for problem in problems:
+        errors.print(problem, style="red", highlight=False, markup=False)
+    if not write:
+        console.print(diff(proposal) or "No stack file changes.", highlight=False, markup=False)
+    elif problems:
+        errors.print("Nothing written: an edited stack would not validate (above).", style="red")
+    else:
+        for doc in proposal.changed():
+            doc.path.write_text(doc.dump(), encoding="utf-8")
+            console.print(f"wrote {doc.path}" + (" (DRAFT: review before pulumi up)" if doc.draft else ""))
+    if problems:
+        raise typer.Exit(1)
+
+
 def _render_reconcile(rows: list, stack_count: int) -> None:
     flagged = [r for r in rows if r.status != "ok"]
     table = Table(title=f"Plan vs {stack_count} stack(s): {len(flagged)} month(s) off", title_justify="left")

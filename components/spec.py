@@ -30,9 +30,12 @@ class CapacityType(StrEnum):
     FLEX_START = "flex_start"  # GCP Dynamic Workload Scheduler (queued provisioning)
 
 
+PENDING_ID = "pending"  # a reservation or capacity block still to buy: previews, but `pulumi up` refuses it
+
+
 class Capacity(Strict):
     type: CapacityType = CapacityType.ON_DEMAND
-    id: str | None = None  # reservation / capacity block / capacity reservation group id
+    id: str | None = None  # reservation / capacity block / capacity reservation group id, or PENDING_ID
     block: str | None = None  # a block inside a reservation, where the cloud has them
     max_usd_per_hour: float | None = Field(default=None, gt=0)  # spot price cap per node; None: up to on-demand
 

@@ -21,7 +21,7 @@ from components.capabilities import CloudCapabilities, capabilities
 from components.catalog import Cloud, Fabric, MachineType
 from components.errors import SpecError, SpecProblem, did_you_mean, format_path, unknown_name
 from components.fleet import Cluster, Fleet, Pool
-from components.spec import CapacityType, ClusterSpec, FleetSpec, NodePoolSpec
+from components.spec import PENDING_ID, CapacityType, ClusterSpec, FleetSpec, NodePoolSpec
 
 Problems = Iterator[SpecProblem]
 
@@ -306,7 +306,7 @@ def _check_capacity(cloud: Cloud, caps: CloudCapabilities, pool: NodePoolSpec, m
     if sold_as is not None and cap.type not in sold_as:
         yield SpecProblem(f"{path}.type", f"{machine.name} is not sold as {cap.type.value!r} capacity.",
                           f"Use one of {', '.join(sorted(t.value for t in sold_as))}.")
-    if cap.type is CapacityType.RESERVATION and cap.id and caps.reservation_id_pattern:
+    if cap.type is CapacityType.RESERVATION and cap.id and cap.id != PENDING_ID and caps.reservation_id_pattern:
         yield from _check_reservation_id(caps, cap.id, zone, f"{path}.id")
     if cap.type in caps.capacity_needs_id and not cap.id:
         yield SpecProblem(f"{path}.id", f"capacity type {cap.type.value!r} needs the reservation id.",

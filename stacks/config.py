@@ -10,6 +10,7 @@ import yaml
 
 from components.errors import SpecError, SpecProblem
 from components.fleet import Fleet
+from components.spec import PENDING_ID
 from components.validate import resolve
 
 STACKS_DIR = Path(__file__).parent
@@ -59,9 +60,23 @@ def load() -> Fleet:
     except json.JSONDecodeError:  # a plain string where an object belongs
         raw = config.get("fleet")
     try:
-        return resolve(raw, f"stacks/Pulumi.{pulumi.get_stack()}.yaml")
+        fleet = resolve(raw, f"stacks/Pulumi.{pulumi.get_stack()}.yaml")
     except SpecError as err:
         raise pulumi.RunError(str(err)) from None
+    pending = pending_capacity(fleet)
+    if pending and not pulumi.runtime.is_dry_run():
+        raise pulumi.RunError("capacity still to buy: " + "; ".join(pending) + ". Buy it, put its id in place "
+                              f"of '{PENDING_ID}' in the stack file, then run `pulumi up` again.")
+    for where in pending:
+        pulumi.log.warn(f"{where}: capacity id is '{PENDING_ID}'; `pulumi up` refuses it until the id is set.")
+    return fleet
+
+
+def pending_capacity(fleet: Fleet) -> list[str]:
+    """Pools whose reservation / capacity block is still to buy (written by `gpufleet capacity apply`)."""
+    return [f"clusters[{ci}].node_pools[{pi}].capacity.id ({cluster.name}/{pool.name})"
+            for ci, cluster in enumerate(fleet.clusters) for pi, pool in enumerate(cluster.pools)
+            if pool.spec.capacity.id == PENDING_ID]
 
 
 def _display(path: Path) -> str:

@@ -1,0 +1,64 @@
+"""What an accepted plan asks of the stacks in one month, per (cloud, region, GPU).
+
+Plan lines are GPU-hours per month. The capacity that carries them is the month's peak of concurrent GPUs:
+a line of spreadable work (gang_gpus 1) needs its average (GPU-hours / hours in the month), a gang line
+needs whole gangs (at least one gang, however few its hours: a gang runs all at once or not at all).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from capacity.schema import CommitmentLine, PlanLine, add_months, hours
+
+Key = tuple[str, str, str]  # (cloud, region, gpu)
+EPS = 1e-6
+
+
+def peak_gpus(gpu_hours: float, gang_gpus: int, month: str) -> float:
+    """Concurrent GPUs a line needs: its average, rounded up to whole gangs for gang work."""
+    average = gpu_hours / hours(month)
+    if gang_gpus <= 1 or average <= EPS:
+        return average
+    return math.ceil(average / gang_gpus - EPS) * gang_gpus
+
+
+@dataclass
+class Need:
+    """One (cloud, region, GPU) in one month."""
+
+    gpus_by_option: dict[str, float] = field(default_factory=lambda: defaultdict(float))  # peak GPUs per option
+    average_gpus: float = 0.0
+    gpus_by_team: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    # (machine type, option, start month) -> nodes of commitments active in the month
+    committed_nodes: dict[tuple[str, str, str], int] = field(default_factory=lambda: defaultdict(int))
+
+
+def month_needs(lines: Sequence[PlanLine], commitments: Sequence[CommitmentLine], month: str) -> dict[Key, Need]:
+    """Every (cloud, region, GPU) the plan runs or commits in ``month``."""
+    out: dict[Key, Need] = defaultdict(Need)
+    for line in lines:
+        if line.month != month or line.gpu_hours <= EPS:
+            continue
+        need = out[(line.cloud.value, line.region, line.gpu)]
+        peak = peak_gpus(line.gpu_hours, line.gang_gpus, month)
+        need.gpus_by_option[line.option.value] += peak
+        need.gpus_by_team[line.team] += peak
+        need.average_gpus += line.gpu_hours / hours(month)
+    for c in commitments:
+        if active(c, month):
+            need = out[(c.cloud.value, c.region, c.gpu)]
+            need.committed_nodes[(c.machine_type, c.option.value, c.start_month)] += c.nodes
+    return dict(out)
+
+
+def active(c: CommitmentLine, month: str) -> bool:
+    """A commitment charges from its start month for its term."""
+    return any(add_months(c.start_month, k) == month for k in range(max(c.option.term_months, 1)))
+
+
+def plan_months(lines: Sequence[PlanLine]) -> list[str]:
+    return sorted({line.month for line in lines})
