@@ -299,7 +299,7 @@ def apply(
     for problem in problems:
         errors.print(problem, style="red", highlight=False, markup=False)
     if not write:
-        console.print(diff(proposal) or "No stack file changes.", highlight=False, markup=False)
+        console.print(diff(proposal) or "No stack file changes.", highlight=False, markup=False, soft_wrap=True)
     elif problems:
         errors.print("Nothing written: an edited stack would not validate (above).", style="red")
     else:

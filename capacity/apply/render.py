@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -41,12 +42,20 @@ def render(p: Proposal, console: Console, allow_shrink: bool) -> None:
         console.print(f"note: {note}", style="yellow", highlight=False, markup=False)
 
 
+def _relative(path: Path) -> Path:
+    try:
+        return path.resolve().relative_to(Path.cwd())
+    except ValueError:
+        return path
+
+
 def diff(p: Proposal) -> str:
     """A unified diff of every changed or new stack file, as `git diff` would show it."""
     out = []
     for doc in p.changed():
         before = doc.text.splitlines(keepends=True)
         after = doc.dump().splitlines(keepends=True)
-        old = "/dev/null" if doc.draft else f"a/{doc.path}"
-        out.extend(difflib.unified_diff(before, after, old, f"b/{doc.path}"))
+        name = _relative(doc.path)
+        old = "/dev/null" if doc.draft else f"a/{name}"
+        out.extend(difflib.unified_diff(before, after, old, f"b/{name}"))
     return "".join(out)
