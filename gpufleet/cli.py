@@ -13,6 +13,7 @@ from rich.console import Console
 from capacity.cli import app as capacity_app
 from gpufleet import diff_cli
 from gpufleet.capture import ProgramError
+from gpufleet.netsim.cli import netsim_app
 from gpufleet.policy_cli import check_previews, policy_app, verdicts_document
 from gpufleet.preview import preview_stack
 from gpufleet.render import print_preview
@@ -112,6 +113,7 @@ app.command()(diff_cli.up)
 app.command("real-preview")(diff_cli.real_preview)
 app.add_typer(policy_app, name="policy")
 app.add_typer(capacity_app, name="capacity")
+app.add_typer(netsim_app, name="netsim")
 
 
 if __name__ == "__main__":
