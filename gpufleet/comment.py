@@ -34,8 +34,13 @@ def _risk_section(reports: Sequence[StackReport]) -> list[str]:
 
 def _stack_table(r: StackReport) -> list[str]:
     counts = ", ".join(f"{n} to {op}" for op, n in r.diff.counts().items() if n) or "no changes"
-    lines = [f"### Stack `{r.stack}` — {counts}", "",
-             f"Monthly cost: ${cost.total(r.before):,.0f} → ${cost.total(r.after):,.0f} ({r.delta_usd:+,.0f} USD)", ""]
+    lines = [f"### Stack `{r.stack}` — {counts}", ""]
+    lines += [f"> ⚠️ engine {_cell(w)}" for w in r.diff.warnings] + ([""] if r.diff.warnings else [])
+    if r.diff.partial:
+        lines += ["> The real preview lists only changed resources (it ran without `--show-sames`): the totals "
+                  "below cover the changed pools only, and the policy pack was not run on a partial graph.", ""]
+    lines += [f"Monthly cost: {cost.money(r.before)} → {cost.money(r.after)} ({cost.money_delta(r.before, r.after)})",
+              ""]
     if r.diff.changes:
         lines += ["| action | resource | type | changed inputs |", "|---|---|---|---|"]
         for c in r.diff.changes:
@@ -57,7 +62,7 @@ def _details(r: StackReport) -> list[str]:
               "$/month |", "|---|---|---|---|---|---|---|---|"]
     for when, pools in (("before", r.before), ("after", r.after)):
         for c in pools:
-            price = f"{c.usd_per_node_hour:,.2f}" if c.usd_per_node_hour is not None else "unpriced"
+            price = c.hidden or (f"{c.usd_per_node_hour:,.2f}" if c.usd_per_node_hour is not None else "unpriced")
             lines.append(f"| {when} | `{c.key.split('::')[-1]}` | {c.machine_type} | {c.nodes} | {c.gpus} {c.gpu} | "
                          f"{c.option} | {price} | {c.monthly_usd:,.0f} |")
     lines += ["", "</details>", ""]

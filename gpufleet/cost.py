@@ -13,9 +13,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from gpufleet.capture import Resource
-from policies.props import AWS_PROVIDER, NODE_POOLS, node_pool, pool_region
+from gpufleet.capture import SECRET_MASK, UNKNOWN_MASK, Resource
+from policies.props import (
+    AKS_AGENT_POOL,
+    AWS_PROVIDER,
+    EKS_NODE_GROUP,
+    GKE_NODE_POOL,
+    NODE_POOLS,
+    NodePool,
+    get,
+    node_pool,
+    pool_region,
+)
 
 HOURS_PER_MONTH = 730
 
@@ -62,8 +73,9 @@ class PoolCost:
     gpus: int
     gpu: str
     option: str
-    usd_per_node_hour: float | None  # None: no price in the snapshot
+    usd_per_node_hour: float | None  # None: no price in the snapshot, or the pool's size or machine is unknown
     source: str
+    hidden: str = ""  # "[unknown]" / "[secret]": a sizing input the preview cannot see; the cost is unknown
 
     @property
     def monthly_usd(self) -> float:
@@ -76,11 +88,40 @@ def _region(r: Resource, by_key: Mapping[str, Resource]) -> str | None:
     return pool_region(r.type, r.inputs, deps, providers)
 
 
+# The inputs that size and price a pool: a masked value in any of them makes the pool's cost unknown.
+SIZING = {EKS_NODE_GROUP: ("instanceTypes", "scalingConfig", "capacityType"),
+          GKE_NODE_POOL: ("nodeConfig.machineType", "nodeConfig.spot", "nodeConfig.preemptible", "autoscaling",
+                          "nodeCount", "initialNodeCount", "nodeLocations"),
+          AKS_AGENT_POOL: ("vmSize", "count", "maxCount", "enableAutoScaling", "scaleSetPriority")}
+_CLOUDS = {"aws": "aws", "gcp": "gcp", "azure-native": "azure"}
+
+
+def hidden_value(value: Any) -> str:
+    """The mask ("[unknown]" or "[secret]") found anywhere in ``value``, else ""."""
+    if value in (UNKNOWN_MASK, SECRET_MASK):
+        return str(value)
+    children = value.values() if isinstance(value, Mapping) else value if isinstance(value, list) else ()
+    return next((m for m in map(hidden_value, children) if m), "")
+
+
+def read_pool(type_: str, inputs: Mapping[str, Any]) -> tuple[NodePool | None, str]:
+    """(the pool, "") or (None, mask) when a sizing input is unknown or secret: never a guessed $0 or 0 nodes."""
+    hidden = next((m for m in (hidden_value(get(inputs, p)) for p in SIZING.get(type_, ())) if m), "")
+    if hidden:
+        return None, hidden
+    return (node_pool(type_, inputs) if type_ in NODE_POOLS else None), ""
+
+
 def pool_costs(resources: Sequence[Resource], prices: Prices) -> list[PoolCost]:
     by_key = {r.key: r for r in resources}
     out = []
     for r in resources:
-        pool = node_pool(r.type, r.inputs) if r.type in NODE_POOLS else None
+        pool, hidden = read_pool(r.type, r.inputs)
+        if hidden:
+            out.append(PoolCost(r.key, _CLOUDS.get(r.type.split(":")[0], r.type), None, hidden, 0, 0, "", hidden,
+                                None, f"{hidden} until the preview is applied: the pool's machine type or size is "
+                                "not known", hidden))
+            continue
         if pool is None or not pool.machine_types:
             continue
         machine, region = pool.machine_types[0], _region(r, by_key)
@@ -94,7 +135,25 @@ def pool_costs(resources: Sequence[Resource], prices: Prices) -> list[PoolCost]:
 
 
 def total(costs: Iterable[PoolCost]) -> float:
+    """USD per month of the pools whose cost is known (see ``hidden``)."""
     return sum(c.monthly_usd for c in costs)
+
+
+def money(costs: Sequence[PoolCost]) -> str:
+    """"$1,234" per month, or "unknown (pools ...)" when a pool's size or machine type is masked."""
+    hid = hidden(costs)
+    return f"unknown ({', '.join(hid)}: not known until apply)" if hid else f"${total(costs):,.0f}"
+
+
+def money_delta(before: Sequence[PoolCost], after: Sequence[PoolCost]) -> str:
+    if hidden([*before, *after]):
+        return "change unknown"
+    return f"{total(after) - total(before):+,.0f} USD"
+
+
+def hidden(costs: Iterable[PoolCost]) -> list[str]:
+    """Pools whose cost is unknown (a masked machine type or size), by name."""
+    return sorted({c.key.split("::")[-1] for c in costs if c.hidden})
 
 
 def by_cloud(costs: Iterable[PoolCost]) -> dict[str, float]:

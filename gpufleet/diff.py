@@ -22,6 +22,11 @@ class Op(StrEnum):
     DELETE = "delete"
     UPDATE = "update"
     REPLACE = "replace"
+    # only from a real `pulumi preview --json` (pulumi/pulumi sdk/go/common/apitype OpType):
+    IMPORT = "import"  # an existing cloud resource adopted into the stack (or import-replacement)
+    READ = "read"  # an external resource read with .get(): not managed by the stack (or read-replacement)
+    DISCARD = "discard"  # a read resource dropped from the state; the cloud resource stays (or discard-replaced)
+    REFRESH = "refresh"  # `--refresh` found the cloud state differs from the last deployment (drift)
 
 
 @dataclass
@@ -33,6 +38,8 @@ class Change:
     paths: list[PathEffect] = field(default_factory=list)
     old: Resource | None = None
     new: Resource | None = None
+    note: str = ""  # what the engine said beyond the op (e.g. "reverts drift found by --refresh")
+    engine: bool = False  # from a real preview: the engine decided replace-or-not; the table only says what rolls
 
     def effects(self) -> set[Effect]:
         return {p.effect for p in self.paths}
@@ -48,10 +55,10 @@ class Change:
     @property
     def label(self) -> str:
         if self.replacement_unknown:
-            return "update (replacement unknown)"
+            return "update (effect on nodes unknown)" if self.engine else "update (replacement unknown)"
         if self.rolls:
             return "update (rolls nodes)"
-        return self.op.value
+        return f"{self.op.value} ({self.note})" if self.note else self.op.value
 
 
 @dataclass
@@ -63,6 +70,7 @@ class StackDiff:
     source: str = "offline"  # or "pulumi-preview"
     problems: list[str] = field(default_factory=list)  # why a side could not be previewed: no diff is shown then
     warnings: list[str] = field(default_factory=list)  # engine warnings (real previews)
+    partial: bool = False  # a real preview without --show-sames: unchanged resources are missing
     policy_config: dict[str, Any] | None = None  # the head fleet's policy config (budget, spot pools); None: unknown
     base_policy_config: dict[str, Any] | None = None
 
@@ -71,13 +79,15 @@ class StackDiff:
         return bool(self.problems)
 
     def counts(self) -> dict[str, int]:
-        out = {op.value: 0 for op in Op}
+        """Changes by op: the four program ops always, the engine-only ops when present."""
+        out = {op.value: 0 for op in (Op.CREATE, Op.DELETE, Op.UPDATE, Op.REPLACE)}
         for c in self.changes:
-            out[c.op.value] += 1
+            out[c.op.value] = out.get(c.op.value, 0) + 1
         return out
 
 
-_ORDER = {Op.REPLACE: 0, Op.DELETE: 1, Op.UPDATE: 2, Op.CREATE: 3}
+_ORDER = {Op.REPLACE: 0, Op.DELETE: 1, Op.UPDATE: 2, Op.CREATE: 3, Op.IMPORT: 4, Op.READ: 5, Op.DISCARD: 6,
+          Op.REFRESH: 7}
 
 
 def changed_paths(old: Any, new: Any, prefix: str = "") -> list[str]:

@@ -51,6 +51,9 @@ def _graph(stack: str, resources: Sequence[Any]) -> Graph:
 def _note(d: StackDiff) -> str:
     if d.failed:
         return "policy pack not run: the stack could not be previewed"
+    if d.partial:
+        return ("policy pack not run: the real preview lists only changed resources (no --show-sames), and stack "
+                "policies judged on part of the graph would be wrong")
     if d.policy_config is None:
         return ("the fleet's policy config (budget, spot pools) is unknown for this preview: stack-monthly-budget "
                 "and spot-only-where-allowed judge without it")
@@ -71,7 +74,7 @@ def verdicts(diffs: Sequence[StackDiff], enabled: bool,
         found: dict[str, tuple[Any, Any, str]] = {}
         with PolicyPack() as pack:
             for d in diffs:
-                if d.failed:
+                if d.failed or d.partial:
                     found[d.stack] = (None, None, _note(d))
                     continue
                 head = analyze(_graph(d.stack, d.head), merge_config(d.policy_config, user), pack)

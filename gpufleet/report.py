@@ -76,13 +76,15 @@ def _cost_json(r: StackReport) -> dict[str, Any]:
             "by_cloud": {c: {"before_usd": round(before.get(c, 0.0), 2), "after_usd": round(after.get(c, 0.0), 2)}
                          for c in sorted(before.keys() | after.keys())},
             "pools_before": [_pool_json(c) for c in r.before], "pools_after": [_pool_json(c) for c in r.after],
-            "unpriced": sorted({c.machine_type for c in r.after + r.before if c.usd_per_node_hour is None})}
+            "unpriced": sorted({c.machine_type for c in r.after + r.before if c.usd_per_node_hour is None and
+                                not c.hidden}),
+            "unknown": cost.hidden(r.before + r.after)}
 
 
 def stack_json(r: StackReport) -> dict[str, Any]:
     return {
         "stack": r.stack, "source": r.diff.source, "ok": not r.diff.failed, "problems": r.diff.problems,
-        "warnings": r.diff.warnings, "counts": r.diff.counts(),
+        "warnings": r.diff.warnings, "partial": r.diff.partial, "counts": r.diff.counts(),
         "changes": [{"resource": c.key, "type": c.type, "name": c.name, "op": c.op.value, "label": c.label,
                      "paths": [{"path": p.path, "effect": p.effect.value, "source": p.source, "note": p.note}
                                for p in c.paths]} for c in r.diff.changes],
@@ -105,8 +107,13 @@ def failed(reports: Sequence[StackReport]) -> list[StackReport]:
 
 
 def cost_headline(reports: Sequence[StackReport]) -> str:
-    """The cost change of the stacks that previewed (a failed stack has no diff, so no cost change)."""
+    """The cost change of the stacks that previewed (a failed stack has no diff, so no cost change); unknown when a
+    pool's machine type or size is unknown or secret (never priced as $0)."""
     delta = sum(r.delta_usd for r in reports)
+    hidden = sorted({n for r in reports for n in cost.hidden(r.before + r.after)})
+    if hidden:
+        return (f"Monthly cost change unknown: {', '.join(hidden)} {'has' if len(hidden) == 1 else 'have'} a machine "
+                f"type or size not known until apply (the other pools: {delta:+,.0f} USD)")
     if abs(delta) < 0.005:
         return "Monthly cost will not change"
     return f"Monthly cost will {'increase' if delta > 0 else 'decrease'} by ${abs(delta):,.0f}"
@@ -138,8 +145,8 @@ def print_report(console: Console, reports: Sequence[StackReport]) -> None:
             colour = {"replace": "red", "delete": "red", "create": "green"}.get(c.op.value, "yellow")
             table.add_row(f"[{colour}]{c.label}[/]", c.key, ", ".join(p.path for p in c.paths)[:120])
         console.print(table if r.diff.changes else f"stack {r.stack}: no changes")
-        console.print(f"  cost ${cost.total(r.before):,.0f} -> ${cost.total(r.after):,.0f} per month "
-                      f"({r.delta_usd:+,.0f})")
+        console.print(f"  cost {cost.money(r.before)} -> {cost.money(r.after)} per month "
+                      f"({cost.money_delta(r.before, r.after)})")
         for v in r.new_verdicts:
             console.print(f"  [red]new {v.level} violation[/] {v.policy}: {v.message}")
         if r.policy_note:

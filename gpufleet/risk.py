@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpufleet.cost import read_pool
 from gpufleet.diff import Change, Op, StackDiff
 from gpufleet.replacements import Effect
 from policies.props import BUCKETS, LAUNCH_TEMPLATE, LUSTRES, NODE_POOLS, NodePool, node_pool
@@ -62,9 +63,12 @@ class Risk:
 
 
 def _pool(change: Change) -> NodePool | None:
-    r = change.old or change.new
-    pool = node_pool(r.type, r.inputs) if r is not None else None
-    return pool if pool is not None and pool.is_gpu else None
+    """The GPU pool before the change (after it, for a create); None for CPU pools and unreadable ones."""
+    for r in (change.old, change.new):
+        pool = read_pool(r.type, r.inputs)[0] if r is not None else None
+        if pool is not None:
+            return pool if pool.is_gpu else None
+    return None
 
 
 def _kind(type_: str) -> str | None:
@@ -129,7 +133,9 @@ def risks(diff: StackDiff) -> list[Risk]:
 
 
 def _drain(change: Change, pool: NodePool) -> tuple[str, str] | None:
-    new = node_pool(change.new.type, change.new.inputs) if change.new is not None else None
+    new, hidden = read_pool(change.new.type, change.new.inputs) if change.new is not None else (None, "")
+    if hidden:
+        return "unknown", f"the new machine type or size is {hidden} until apply"
     if new is not None and new.max_nodes < pool.max_nodes:
         return "drain", f"max nodes {pool.max_nodes} -> {new.max_nodes}"
     return None
@@ -142,6 +148,6 @@ def _risk(stack: str, key: str, kind: str, action: tuple[str, str], pool: NodePo
         model = pool.machine.gpu if pool.machine else ""
         gpus = pool.max_nodes * pool.gpus_per_node
         if action[0] == "drain" and change is not None and change.new is not None:
-            new = node_pool(change.new.type, change.new.inputs)
+            new = read_pool(change.new.type, change.new.inputs)[0]
             gpus = (pool.max_nodes - (new.max_nodes if new else 0)) * pool.gpus_per_node
     return Risk(stack, key, kind, action[0], gpus, model, action[1], _IMPACT.get((kind, action[0]), ""))
