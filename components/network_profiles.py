@@ -15,6 +15,16 @@ from components.spec import ClusterSpec, NetworkProfileSpec
 PROTECTED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease", "chaos-mesh")
 
 
+def shaper_bytes(bandwidth_mbps: float) -> tuple[int, int]:
+    """(bucket, queue) in bytes for a token-bucket shaper at this rate, used on one machine (tc tbf) and in the
+    cluster (Chaos Mesh bandwidth). The bucket is ~1 ms at the rate (at least 16 KiB), so a transfer's first burst
+    barely beats the rate; the queue holds 200 ms at the rate: shallower queues overflowed under TCP small queues
+    (up to 1 MiB per socket) and their tail drops cost retransmission timeouts (measured: docs/netsim.md)."""
+    rate_bytes_per_s = bandwidth_mbps * 1e6 / 8
+    bucket = max(16 * 1024, int(rate_bytes_per_s / 1000))
+    return bucket, max(3 * bucket, int(rate_bytes_per_s * 0.2))
+
+
 def check(c: ClusterSpec, path: str) -> Iterator[SpecProblem]:
     """Every problem in the cluster's network profiles, with config paths under ``path``."""
     names = Counter(p.name for p in c.network_profiles)

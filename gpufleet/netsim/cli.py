@@ -177,5 +177,37 @@ def measure(
         raise typer.Exit(4)
 
 
+
+@netsim_app.command()
+def table(
+    profiles: Annotated[list[str], typer.Option("--profile", "-p", help="Profiles to measure (repeatable).")],
+    workers: Annotated[int, typer.Option(min=2, max=16, help="Worker processes in the ring.")] = 3,
+    nbytes: Annotated[str, typer.Option("--bytes", "-b", help="All-reduce buffer and checkpoint size.")] = "4MiB",
+    stack: Stack = None,
+    stacks_dir: StacksDir = STACKS_DIR,
+) -> None:
+    """Measure several profiles and print one Markdown table (measured next to the model), as in docs/netsim.md.
+
+    Needs root, like `measure`; exits 4 when a measurement cannot run.
+    """
+    from gpufleet.netsim.measure import MeasureRefused, run_measure
+
+    found = [load_profile(p, stacks_dir, stack) for p in profiles]
+    allreduce_bytes = size(nbytes, "--bytes")
+    typer.echo("| profile | applied | not applied | all-reduce s (model) | checkpoint s (model) | "
+               "goodput Mbit/s (model) |")
+    typer.echo("|---|---|---|---|---|---|")
+    for name, f in zip(profiles, found, strict=True):
+        try:
+            r = run_measure(name, f.link, workers, allreduce_bytes, allreduce_bytes)
+        except MeasureRefused as err:
+            errors.print(f"error: {name}: {err}", markup=False)
+            raise typer.Exit(4) from None
+        typer.echo(f"| {name} | {', '.join(r.applied) or '-'} | {', '.join(r.not_applied) or '-'} | "
+                   f"{r.allreduce_s:.3f} ({r.model.allreduce_s:.3f}) | "
+                   f"{r.checkpoint_s:.3f} ({r.model.checkpoint_s:.3f}) | "
+                   f"{r.goodput_mbps:.1f} ({_fmt(r.model.goodput_mbps)}) |")
+
+
 if __name__ == "__main__":
     netsim_app()

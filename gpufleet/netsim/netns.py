@@ -17,6 +17,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from components.network_profiles import shaper_bytes
 from gpufleet.netsim.model import Link
 
 PREFIX = "gfnetsim"  # every namespace this tool creates: gfnetsim<pid>x<hex>-<role>
@@ -155,11 +156,5 @@ def _netem_args(link: Link) -> list[str]:
 
 
 def _tbf_args(mbps: float) -> list[str]:
-    """Token bucket at the profile's rate. The bucket is small (about 1 ms at the rate, at least 16 KiB), so a
-    transfer's first burst barely beats the rate; tbf splits larger GSO packets itself. The queue holds 200 ms
-    at the rate: shallower queues overflow under TCP small queues (up to 1 MiB per socket) and the tail drops
-    cost retransmission timeouts (measured: 50 ms of queue made a 3-worker all-reduce ~25% slower than 200 ms)."""
-    rate_bps = mbps * 1e6
-    burst = max(16 * 1024, int(rate_bps / 8 / 1000))  # about 1 ms at the rate
-    limit = max(3 * burst, int(rate_bps / 8 * 0.2))
-    return ["rate", f"{mbps:g}mbit", "burst", str(burst), "limit", str(limit)]
+    bucket, queue = shaper_bytes(mbps)
+    return ["rate", f"{mbps:g}mbit", "burst", str(bucket), "limit", str(queue)]

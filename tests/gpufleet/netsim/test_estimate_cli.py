@@ -85,3 +85,9 @@ def test_an_invalid_fleet_exits_1_with_its_problems(tmp_path: Path) -> None:
     (tmp_path / "Pulumi.dev.yaml").write_text(text)
     code, out = run("--profile", "lab-wan", "--stacks-dir", str(tmp_path))
     assert code == 1 and "network_profiles[0].pools[0]: 'l5' is not a known node pool" in " ".join(out.split())
+
+
+def test_table_checks_every_profile_before_measuring() -> None:
+    result = runner.invoke(app, ["netsim", "table", "--profile", "lab-20mbps", "--profile", "lab-2mbps"])
+    assert result.exit_code == 2 and "no network profile 'lab-2mbps'" in result.output
+    assert "| profile |" not in result.output  # nothing measured, no half table

@@ -76,3 +76,14 @@ def test_mathis_bound_falls_with_rtt_and_loss(rtt: float, p: float) -> None:
     b = mathis_bound_bps(rtt, p)
     assert mathis_bound_bps(rtt * 2, p) == pytest.approx(b / 2)
     assert mathis_bound_bps(rtt, p * 4) == pytest.approx(b / 2)
+
+
+def test_shaper_sizes_by_hand() -> None:
+    from components.network_profiles import shaper_bytes
+
+    # 20 Mbit/s = 2.5e6 B/s: 1 ms = 2,500 B < 16 KiB floor; 200 ms = 500,000 B
+    assert shaper_bytes(20) == (16_384, 500_000)
+    # 1000 Mbit/s = 1.25e8 B/s: 1 ms = 125,000 B; 200 ms = 25,000,000 B
+    assert shaper_bytes(1000) == (125_000, 25_000_000)
+    # 0.1 Mbit/s: the queue never falls below three buckets
+    assert shaper_bytes(0.1) == (16_384, 49_152)
