@@ -127,7 +127,7 @@ class NetworkProfileSpec(Strict):
 
     name: str = Field(pattern=NAME)
     enabled: bool = False  # off by default: no chaos objects exist until a user turns the rehearsal on
-    bandwidth_mbps: float | None = Field(default=None, gt=0)  # None: the link's own rate
+    bandwidth_mbps: float | None = Field(default=None, ge=0.001)  # None: the link's own rate; 0.001 = 1 kbit/s
     latency_ms: float = Field(default=0, ge=0, le=10_000)  # one-way, added to every packet
     jitter_ms: float = Field(default=0, ge=0)  # spread around latency_ms
     loss_pct: float = Field(default=0, ge=0, lt=100)  # packets dropped at random, in percent

@@ -92,8 +92,8 @@ def parse_sweep(text: str) -> tuple[str, list[float]]:
 
 def with_value(link: Link, field: str, value: float) -> Link:
     """The link with one swept field changed; the same range rules as the fleet spec."""
-    low_ok = value > 0 if field == "bandwidth_mbps" else value >= 0
+    low_ok = value >= 0.001 if field == "bandwidth_mbps" else value >= 0
     if not low_ok or (field == "loss_pct" and value >= 100):
-        allowed = "> 0" if field == "bandwidth_mbps" else "0 <= x < 100" if field == "loss_pct" else ">= 0"
+        allowed = ">= 0.001" if field == "bandwidth_mbps" else "0 <= x < 100" if field == "loss_pct" else ">= 0"
         raise ProfileError(f"--sweep: {field}={value:g} is out of range; allowed: {allowed}.")
     return replace(link, **{field: value})

@@ -45,7 +45,7 @@ def test_unknown_target_pool_is_reported_at_its_own_path() -> None:
 @pytest.mark.parametrize(("field", "value", "expected"), [
     ("loss_pct", 100, "less than 100"),
     ("loss_pct", -0.1, "greater than or equal to 0"),
-    ("bandwidth_mbps", 0, "greater than 0"),
+    ("bandwidth_mbps", 0.0009, "greater than or equal to 0.001"),
     ("latency_ms", 10_001, "less than or equal to 10000"),
     ("duration_minutes", 0, "greater than or equal to 1"),
     ("duration_minutes", 1441, "less than or equal to 1440"),

@@ -70,7 +70,7 @@ def test_sweep_over_workers(tmp_path: Path) -> None:
     (["--profile", "lab-wan", "--bytes", "12XB"], "--bytes: '12XB' is not a size."),
     (["--profile", "lab-wan", "--sweep", "latency=1,2"], "'latency' cannot be swept. Did you mean 'latency_ms'?"),
     (["--profile", "lab-wan", "--sweep", "loss_pct=1,100"], "loss_pct=100 is out of range; allowed: 0 <= x < 100"),
-    (["--profile", "lab-wan", "--sweep", "bandwidth_mbps=0"], "bandwidth_mbps=0 is out of range; allowed: > 0"),
+    (["--profile", "lab-wan", "--sweep", "bandwidth_mbps=0"], "bandwidth_mbps=0 is out of range; allowed: >= 0.001"),
     (["--profile", "lab-wan", "--sweep", "workers=2.5"], "workers=2.5 is not a whole number"),
     (["--profile", "lab-wan", "--sweep", "latency_ms=a,b"], "is not a comma-separated list of numbers"),
 ])
