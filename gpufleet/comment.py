@@ -6,9 +6,13 @@ GitHub refuses comments over 65,536 characters; the comment stays within ``LIMIT
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 from gpufleet import cost
+from gpufleet.capture import Resource
+from gpufleet.diff import Change, Op
+from gpufleet.replacements import Effect, get_path
 from gpufleet.report import StackReport, cost_headline, failed, headline
 from gpufleet.risk import Risk
 
@@ -43,29 +47,66 @@ def _stack_table(r: StackReport) -> list[str]:
               ""]
     if r.diff.changes:
         lines += ["| action | resource | type | changed inputs |", "|---|---|---|---|"]
-        for c in r.diff.changes:
+        for group in groups(r.diff.changes):
+            c = group[0]
             paths = ", ".join(f"`{p.path}`" for p in c.paths[:6]) + (" …" if len(c.paths) > 6 else "")
-            lines.append(f"| {c.label} | `{c.name}` | `{c.type}` | {_cell(paths)} |")
+            if len(group) == 1:
+                lines.append(f"| {c.label} | `{c.name}` | `{c.type}` | {_cell(paths)} |")
+            else:
+                types = sorted({g.type for g in group})
+                lines.append(f"| {c.label} on {len(group)} | {_names(group)} | "
+                             f"{', '.join(f'`{t}`' for t in types[:3])}{' …' if len(types) > 3 else ''} | "
+                             f"{_cell(paths)} (the same change on each) |")
         lines.append("")
     return lines
 
 
+def _names(group: Sequence[Change], shown: int = 4) -> str:
+    names = [f"`{g.name}`" for g in group[:shown]]
+    return f"{len(group)} resources: " + ", ".join(names) + (f" and {len(group) - shown} more" if len(group) > shown
+                                                              else "")
+
+
+def groups(changes: Sequence[Change]) -> list[list[Change]]:
+    """Identical in-place updates (the same paths changed from the same old to the same new values, e.g. one fleet
+    tag added to every tagged resource) grouped, in first-seen order; every other change stands alone."""
+    out: dict[object, list[Change]] = {}
+    for c in changes:
+        key: object = id(c)
+        if c.op is Op.UPDATE and c.paths and all(p.effect is Effect.IN_PLACE for p in c.paths):
+            key = (c.label, tuple((p.path, _json(c.old, p.path), _json(c.new, p.path)) for p in c.paths))
+        out.setdefault(key, []).append(c)
+    return list(out.values())
+
+
+def _json(r: Resource | None, path: str) -> str:
+    return json.dumps(get_path(r.inputs if r else {}, path), sort_keys=True)
+
+
 def _details(r: StackReport) -> list[str]:
-    lines = ["<details><summary>Details: changed inputs and why they replace</summary>", ""]
-    for c in r.diff.changes:
-        for p in c.paths:
-            why = f"{p.effect.value}" + (f" — {p.note}" if p.note else "") + (f" ([source]({p.source}))"
-                                                                              if p.source.startswith("http") else "")
-            lines.append(f"- `{c.name}` `{p.path}`: {_cell(why)}")
-    lines += ["", "</details>", "", f"<details><summary>Cost per pool ({cost.HOURS_PER_MONTH}-hour month, every "
-              "pool at its max nodes)</summary>", "", "| when | pool | machine | nodes | GPUs | option | $/node-h | "
-              "$/month |", "|---|---|---|---|---|---|---|---|"]
-    for when, pools in (("before", r.before), ("after", r.after)):
-        for c in pools:
-            price = c.hidden or (f"{c.usd_per_node_hour:,.2f}" if c.usd_per_node_hour is not None else "unpriced")
-            lines.append(f"| {when} | `{c.key.split('::')[-1]}` | {c.machine_type} | {c.nodes} | {c.gpus} {c.gpu} | "
-                         f"{c.option} | {price} | {c.monthly_usd:,.0f} |")
-    lines += ["", "</details>", ""]
+    """Collapsible blocks, each only when it has something in it."""
+    lines: list[str] = []
+    if any(c.paths for c in r.diff.changes):
+        lines += ["<details><summary>Details: changed inputs and why they replace</summary>", ""]
+        for group in groups(r.diff.changes):
+            c = group[0]
+            who = f"`{c.name}`" if len(group) == 1 else _names(group)
+            for p in c.paths:
+                why = f"{p.effect.value}" + (f" — {p.note}" if p.note else "") + (
+                    f" ([source]({p.source}))" if p.source.startswith("http") else "")
+                lines.append(f"- {who} `{p.path}`: {_cell(why)}")
+        lines += ["", "</details>", ""]
+    if r.before or r.after:
+        lines += [f"<details><summary>Cost per pool ({cost.HOURS_PER_MONTH}-hour month, every pool at its max "
+                  "nodes)</summary>", "", "| when | pool | machine | nodes | GPUs | option | $/node-h | $/month |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for when, pools in (("before", r.before), ("after", r.after)):
+            for c in pools:
+                price = c.hidden or (f"{c.usd_per_node_hour:,.2f}" if c.usd_per_node_hour is not None
+                                     else "unpriced")
+                lines.append(f"| {when} | `{c.key.split('::')[-1]}` | {c.machine_type} | {c.nodes} | {c.gpus} "
+                             f"{c.gpu} | {c.option} | {price} | {c.hidden or f'{c.monthly_usd:,.0f}'} |")
+        lines += ["", "</details>", ""]
     return lines + _policy(r)
 
 

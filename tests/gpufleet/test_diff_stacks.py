@@ -158,3 +158,25 @@ def test_real_needs_the_pulumi_cli_and_a_known_stack(tmp_path: Path) -> None:
                          and os.environ.get("AWS_ACCESS_KEY_ID")), reason="live: needs the Pulumi CLI and credentials")
 def test_live_real_preview() -> None:  # pragma: no cover - opt-in
     assert isinstance(run("aws-train", "preview"), dict)
+
+
+def test_one_tag_added_everywhere_is_one_line_with_a_count(graphs: dict[str, Graph]) -> None:
+    r = build(graphs, "tag")
+    updates = [c for c in r.diff.changes if c.op.value == "update"]
+    assert len(updates) > 5  # every tagged resource
+    text = comment.render([r])
+    rows = [line for line in text.splitlines() if line.startswith("| update")]
+    assert rows == [next(line for line in rows if line.startswith(f"| update on {len(updates)} | {len(updates)} "
+                                                                    "resources: "))]
+    assert "`tags.owner`" in rows[0] and "(the same change on each)" in rows[0]
+    details = [line for line in text.splitlines() if line.startswith("- ") and "tags.owner" in line]
+    assert len(details) == 1 and f"{len(updates)} resources" in details[0]
+
+
+def test_no_empty_details_blocks() -> None:
+    from gpufleet.capture import Resource
+
+    bucket = Resource("aws:s3/bucket:Bucket", "b", None, True, {"bucketPrefix": "x"}, [])
+    r = report.build(diff_resources("s", [bucket], [bucket]), cost.Prices.load(OFFERS))
+    text = comment.render([r])
+    assert "<details" not in text  # no change, no pool, no verdict: nothing to fold away

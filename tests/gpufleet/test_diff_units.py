@@ -146,3 +146,21 @@ def test_pulumi_preview_digest_path(prices: cost.Prices) -> None:
     assert doc["schema"] == "gpufleet.diff/v1" and doc["stacks"][0]["cost"]["hours_per_month"] == 730
     with pytest.raises(ValueError):
         diff_digest({"steps": "nope"})
+
+
+@pytest.mark.parametrize(("type_", "path", "effect"), [
+    # pulumi-kubernetes provider/pkg/provider/diff.go (commit 00302beb): forceNewProperties
+    ("kubernetes:core/v1:ConfigMap", "data.kueue.yaml", Effect.REPLACE),
+    ("kubernetes:core/v1:PersistentVolumeClaim", "spec.resources.requests.storage", Effect.REPLACE),
+    ("kubernetes:core/v1:PersistentVolume", "spec.csi.volumeHandle", Effect.REPLACE),
+    ("kubernetes:core/v1:PersistentVolume", "spec.capacity.storage", Effect.IN_PLACE),
+    ("kubernetes:storage.k8s.io/v1:StorageClass", "parameters.fileSystemId", Effect.REPLACE),
+    ("kubernetes:kueue.x-k8s.io/v1beta1:ClusterQueue", "spec.resourceGroups[0].flavors", Effect.IN_PLACE),
+    ("kubernetes:kueue.x-k8s.io/v1beta1:ClusterQueue", "metadata.name", Effect.REPLACE),
+    ("kubernetes:core/v1:Namespace", "metadata.labels.team", Effect.IN_PLACE),
+    ("kubernetes:apps/v1:DaemonSet", "spec.selector.matchLabels.app", Effect.REPLACE),
+    ("gcp:container/nodePool:NodePool", "nodeConfig.imageType", Effect.ROLL),
+])
+def test_every_kubernetes_kind_has_a_sourced_rule(type_: str, path: str, effect: Effect) -> None:
+    found = classify(type_, path)
+    assert found.effect is effect and found.source.startswith("https://")

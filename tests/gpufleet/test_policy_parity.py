@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from gpufleet.cli import app
+from gpufleet.replacements import find_rule
 from stacks.config import STACKS_DIR, stack_names
 
 OFFERS = Path(__file__).parent / "data" / "offers.csv"
@@ -56,3 +57,10 @@ def test_every_example_document_carries_its_fleet_policy_config(previews: Path) 
         budget = doc["policy_config"]["stack-monthly-budget"]["monthly_budget_usd"]
         assert budget > 0
         assert isinstance(doc["policy_config"]["spot-only-where-allowed"]["spot_pools"], list)
+
+
+def test_every_kubernetes_kind_the_examples_emit_has_an_update_rule(previews: Path) -> None:
+    kinds = {r["type"] for d in json.loads(previews.read_text()) for r in d["resources"]
+             if r["custom"] and r["type"].startswith("kubernetes:")}
+    assert len(kinds) > 10
+    assert [k for k in sorted(kinds) if find_rule(k, "spec.anything") is None] == []
