@@ -80,7 +80,7 @@ def round_trip_plan(tmp_path: Path) -> Path:
         line(JAN, "pretrain", "H100", "aws", "us-east-1", 200, gang=64),  # 4 gangs of 64: 256 GPUs peak
         line(JAN, "research", "A100", "aws", "us-east-1", 10),
         line(JAN, "eval", "H100", "aws", "us-east-1", 20, option="spot"),
-        line(JAN, "pretrain", "H100", "gcp", "us-central1", 64, gang=64),
+        line(JAN, "pretrain", "H100", "gcp", "us-central1", 100, gang=64),  # 2 gangs: 128, 64 on the reservation
         line(JAN, "batch", "A100", "aws", "us-east-2", 16, gang=8),  # no stack provisions us-east-2
     ])
 
@@ -119,8 +119,11 @@ def test_round_trip_sizes_pools_and_queues_from_the_plan(tmp_path: Path, stacks:
     assert teams["pretrain"]["gpus"] == {"H100": 256}
     assert teams["research"]["gpus"] == {"A100": 10} and teams["research"]["borrowing_limit_gpus"] == 8
     assert teams["eval"]["gpus"] == {"H100": 20}
-    gcp = {t["name"]: t for t in fleet(stacks, "gcp-train")["clusters"][0]["addons"]["kueue_teams"]}
-    assert gcp["pretrain"]["gpus"] == {"H100": 64}
+    gcp = fleet(stacks, "gcp-train")["clusters"][0]
+    assert {t["name"]: t["gpus"] for t in gcp["addons"]["kueue_teams"]}["pretrain"] == {"H100": 128}
+    gcp_pools = {p["name"]: p for p in gcp["node_pools"]}
+    assert gcp_pools["h100"]["nodes"] == {"min": 8, "max": 8}  # the specific reservation the stack holds
+    assert gcp_pools["h100-od"]["nodes"]["max"] == 8 and gcp_pools["h100-od"]["machine_type"] == "a3-megagpu-8g"
     draft = fleet(stacks, "aws-us-east-2")["clusters"][0]
     assert draft["region"] == "us-east-2" and draft["node_pools"][0]["nodes"]["max"] == 2  # 16 A100 / 8
     assert {t["name"] for t in draft["addons"]["kueue_teams"]} == {"batch"}
@@ -241,3 +244,22 @@ def test_a_pending_id_validates_on_every_cloud(stack: str) -> None:
     raw = example_fleet(stack)
     raw["clusters"][0]["node_pools"][0]["capacity"]["id"] = "pending"
     assert pending_capacity(resolve(raw)) == ["clusters[0].node_pools[0].capacity.id (train/h100)"]
+
+
+def test_every_edited_stack_previews_and_keeps_its_comments(tmp_path: Path, stacks: Path) -> None:
+    from gpufleet.capture import run_program
+
+    before = {f.name: f.read_text() for f in stacks.glob("Pulumi.*.yaml")}
+    assert apply(round_trip_plan(tmp_path), stacks, JAN, "--write").exit_code == 0
+    changed = [f for f in sorted(stacks.glob("Pulumi.*.yaml")) if before.get(f.name) != f.read_text()]
+    assert {f.name for f in changed} == {"Pulumi.aws-train.yaml", "Pulumi.gcp-train.yaml", "Pulumi.aws-us-east-2.yaml"}
+    for f in changed:
+        name = f.name[len("Pulumi."):-len(".yaml")]
+        graph = run_program(name, {CONFIG_KEY: fleet(stacks, name)})
+        pools = {r.name for r in graph.resources if r.type in ("aws:eks/nodeGroup:NodeGroup",
+                                                               "gcp:container/nodePool:NodePool")}
+        assert all(f"{c['name']}-{p['name']}-ng" in pools or f"{c['name']}-{p['name']}" in pools
+                   for c in fleet(stacks, name)["clusters"] for p in c["node_pools"]), pools
+        old_comments = [x.strip() for x in before.get(f.name, "").splitlines() if x.lstrip().startswith("#")]
+        new_comments = [x.strip() for x in f.read_text().splitlines() if x.lstrip().startswith("#")]
+        assert all(c in new_comments for c in old_comments if "DRAFT" not in c), f.name
