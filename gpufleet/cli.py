@@ -17,7 +17,8 @@ from gpufleet.netsim.cli import netsim_app
 from gpufleet.policy_cli import check_previews, policy_app, verdicts_document
 from gpufleet.preview import preview_stack
 from gpufleet.render import print_preview
-from stacks.config import STACKS_DIR, stack_names
+from gpufleet.stackdir import check_names, known_stacks
+from stacks.config import STACKS_DIR
 
 app = typer.Typer(help="Multi-cloud GPU training fleets on Pulumi.", no_args_is_help=True,
                   pretty_exceptions_enable=False)
@@ -57,7 +58,9 @@ def preview(
     """
     names = _stacks(stack, all_stacks, stacks_dir)
     previews = []
-    for name in names:
+    for i, name in enumerate(names, 1):
+        if len(names) > 1:  # progress on stderr: stdout stays the document
+            errors.print(f"[dim][{i}/{len(names)}] previewing {name}…[/]")
         try:
             previews.append(preview_stack(name, stacks_dir))
         except ProgramError as err:
@@ -81,16 +84,13 @@ def preview(
 
 
 def _stacks(stack: list[str] | None, all_stacks: bool, stacks_dir: Path) -> list[str]:
-    known = stack_names(stacks_dir)
+    known = known_stacks(stacks_dir)
     if all_stacks:
         return known
     if not stack:
         errors.print("Name a stack with --stack NAME, or use --all. Stacks: " + ", ".join(known))
         raise typer.Exit(2)
-    unknown = [s for s in stack if s not in known]
-    if unknown:
-        errors.print(f"No stack file for {', '.join(unknown)} in {stacks_dir}. Stacks: {', '.join(known) or 'none'}.")
-        raise typer.Exit(2)
+    check_names(stack, known, stacks_dir)
     return stack
 
 

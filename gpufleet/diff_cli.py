@@ -151,7 +151,7 @@ def pr(
     from gpufleet.pr import PrError, previews
 
     try:
-        found = previews(repo, stacks_dir, base_ref)
+        found = previews(repo, stacks_dir, base_ref, progress=lambda line: errors.print(f"[dim]{line}[/]"))
         real = {d.stack: d for d in (diff_digest(_load(p)) for p in pulumi_preview or [])}
     except (PrError, ValueError) as err:
         errors.print(f"[red]gpufleet pr:[/] {err}")

@@ -24,8 +24,9 @@ from gpufleet.analyzer import (
     stack_policy_config,
 )
 from gpufleet.preview import Preview, preview_stack
+from gpufleet.stackdir import check_names, known_stacks
 from policies.pack import THEMES
-from stacks.config import STACKS_DIR, stack_names
+from stacks.config import STACKS_DIR
 
 policy_app = typer.Typer(help="The gpufleet policy pack (policies/): list, config, check.", no_args_is_help=True)
 console = Console()
@@ -98,10 +99,12 @@ def check(
                        ] = False,
 ) -> None:
     """Run the pack over each stack's offline-preview graph; exit 3 on a mandatory violation."""
-    names = stack_names(stacks_dir) if all_stacks else (stack or [])
+    known = known_stacks(stacks_dir)
+    names = known if all_stacks else (stack or [])
     if not names:
-        errors.print("Name a stack with --stack NAME, or use --all. Stacks: " + ", ".join(stack_names(stacks_dir)))
+        errors.print("Name a stack with --stack NAME, or use --all. Stacks: " + ", ".join(known))
         raise typer.Exit(2)
+    check_names(names, known, stacks_dir)
     found = check_previews([_valid(n, stacks_dir) for n in names], None if as_json else console, config)
     if as_json:
         typer.echo(json.dumps([{"stack": s, "verdicts": verdicts_document(v)} for s, v in found.items()], indent=2))
@@ -110,9 +113,7 @@ def check(
 
 
 def _known(stack: str, stacks_dir: Path) -> None:
-    if stack not in stack_names(stacks_dir):
-        errors.print(f"No stack file for {stack} in {stacks_dir}. Stacks: {', '.join(stack_names(stacks_dir))}.")
-        raise typer.Exit(2)
+    check_names([stack], known_stacks(stacks_dir), stacks_dir)
 
 
 def _valid(stack: str, stacks_dir: Path) -> Preview:

@@ -14,7 +14,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -127,7 +127,13 @@ class PrPreviews:
     head: dict[str, dict[str, Any]]
 
 
-def previews(repo: Path, stacks_rel: str = "stacks", base_ref: str | None = None) -> PrPreviews:
+def _quiet(_: str) -> None:
+    return None
+
+
+def previews(repo: Path, stacks_rel: str = "stacks", base_ref: str | None = None,
+             progress: Callable[[str], None] = _quiet) -> PrPreviews:
+    """``progress`` gets one line per stack and side as the previews start."""
     root = Path(git(repo, "rev-parse", "--show-toplevel").strip())
     commit = merge_base(root, base_ref)
     head_dir = root / stacks_rel
@@ -136,6 +142,12 @@ def previews(repo: Path, stacks_rel: str = "stacks", base_ref: str | None = None
         known = sorted(set(stack_names(head_dir) if head_dir.exists() else []) |
                        set(stack_names(base_dir) if base_dir.exists() else []))
         stacks = touched_stacks(changed_files(root, commit), stacks_rel, known)
-        base = {s: preview_document(base_root, s, base_dir, own_code=True) for s in stacks}
-    head = {s: preview_document(root, s, head_dir, own_code=False) for s in stacks}
+        base = {}
+        for i, s in enumerate(stacks, 1):
+            progress(f"[{i}/{len(stacks)}] {s}: previewing the merge base {commit[:8]}…")
+            base[s] = preview_document(base_root, s, base_dir, own_code=True)
+    head = {}
+    for i, s in enumerate(stacks, 1):
+        progress(f"[{i}/{len(stacks)}] {s}: previewing the working tree…")
+        head[s] = preview_document(root, s, head_dir, own_code=False)
     return PrPreviews(commit, stacks, base, head)

@@ -28,13 +28,13 @@ def _label(r: Resource) -> str:
 
 
 def summary_tables(preview: Preview) -> Group:
-    counts = Table(title="Resources by type", show_edge=False)
+    counts = Table(title=f"stack {preview.stack}: resources by type", show_edge=False, min_width=48)
     counts.add_column("type")
     counts.add_column("count", justify="right")
     for kind, n in preview.counts_by_type().items():
         counts.add_row(kind, str(n))
     counts.add_row("[bold]total[/]", f"[bold]{sum(preview.counts_by_type().values())}[/]")
-    gpus = Table(title="GPUs by model (at nodes.max)", show_edge=False, min_width=40)
+    gpus = Table(title=f"stack {preview.stack}: GPUs by model (at nodes.max)", show_edge=False, min_width=48)
     gpus.add_column("GPU")
     gpus.add_column("GPUs", justify="right")
     for model, n in preview.gpus().items():

@@ -28,11 +28,12 @@ def stack_names(directory: Path = STACKS_DIR) -> list[str]:
 def read_stack_config(path: Path) -> dict[str, Any]:
     """The stack file's ``config`` map, or a SpecError naming the file when it cannot be read."""
     try:
-        document = yaml.safe_load(path.read_text()) or {}
+        with path.open() as stream:  # a named stream: YAML marks cite the file, not "<unicode string>"
+            document = yaml.safe_load(stream) or {}
     except OSError as err:
         raise SpecError([SpecProblem("", f"cannot read the stack file: {err.strerror}.")], str(path)) from None
-    except yaml.YAMLError as err:
-        raise SpecError([SpecProblem("", f"is not valid YAML: {err}".replace("\n", " "))], str(path)) from None
+    except yaml.YAMLError as err:  # keep its lines: the mark's excerpt and caret only read right on their own lines
+        raise SpecError([SpecProblem("", f"is not valid YAML:\n{err}")], str(path)) from None
     config = document.get("config") if isinstance(document, dict) else None
     if not isinstance(config, dict):
         raise SpecError([SpecProblem("config", "is missing or not a mapping.",

@@ -53,7 +53,8 @@ def test_secret_inputs_are_masked_in_the_captured_graph(tmp_path: Path) -> None:
 def test_text_output_shows_tree_counts_and_gpus() -> None:
     result = runner.invoke(app, ["preview", "--all"], env={"COLUMNS": "160"})
     assert result.exit_code == 0, result.output
-    for text in ("stack aws-train", "stack dev", "train-h100-ng", "GpuNodeGroup", "Resources by type", "H100", "128"):
+    for text in ("stack aws-train", "stack dev", "train-h100-ng", "GpuNodeGroup", "stack aws-train: resources by type",
+                 "H100", "128"):
         assert text in result.output
 
 
