@@ -40,6 +40,9 @@ class ClusterAddons(pulumi.ComponentResource):
             self._manifest(name, m, [])
         for release in rendered.releases:
             self._release(name, release, self._needs(release.after, namespaces.get(release.namespace)))
+        for file in rendered.files:
+            self.resources[f"file/{file.name}"] = k8s.yaml.v2.ConfigFile(
+                f"{name}-{file.name}", file=file.url, opts=self._opts(self._needs(file.after, None)))
         for m in rendered.manifests:
             if m.kind != "Namespace":
                 ns = namespaces.get(m.obj["metadata"].get("namespace", ""))
@@ -48,7 +51,8 @@ class ClusterAddons(pulumi.ComponentResource):
         self.register_outputs({"releases": self.releases})
 
     def _needs(self, after: tuple[str, ...], ns: Manifest | None) -> list[pulumi.Resource]:
-        keys = [f"release/{a}" for a in after] + ([f"namespace/{ns.name}"] if ns else [])
+        keys = [f"{what}/{a}" for a in after for what in ("release", "file")] + (
+            [f"namespace/{ns.name}"] if ns else [])
         return [self.resources[k] for k in keys if k in self.resources]
 
     def _opts(self, depends_on: list[pulumi.Resource]) -> pulumi.ResourceOptions:

@@ -4,14 +4,17 @@ threshold (``nccl_busbw_gbyte_per_s``). docs/addons.md says how to run it and ho
 
 from __future__ import annotations
 
+import json
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
 from components.catalog import Fabric, MachineType
 from components.fleet import Cluster, Pool
-from components.k8s.interconnect import EFA_RESOURCE, gpu_nic_names
+from components.k8s import upstream
+from components.k8s.interconnect import EFA_RESOURCE, GPUDIRECT_PIN, container_from_facts, gpu_nic_names
 from components.k8s.kueue import GPU, PRIORITIES
 from components.k8s.model import Manifest, Obj, Rendered, config_map, namespace, obj
 from components.k8s.nvidia import RDMA_RESOURCE
@@ -35,6 +38,53 @@ def image(cluster: Cluster, pool: Pool) -> str:
     return AWS_DLC.format(region=cluster.spec.region) if pool.fabric is Fabric.EFA else NGC_PYTORCH
 
 
+TCPXO_WORKLOAD = "tcpxo-workload"  # upstream's TCPXO test pod (gke-gpudirect pin): what a TCPXO pod needs
+TCPXO_DAEMON = "tcpxo-daemon"
+NCCL_LIB_DIR = "/usr/local/nvidia/lib64"  # where the TCPXO installer puts NCCL + plugin, as pods mount it
+
+
+@dataclass
+class FabricParts:
+    """What a pool's fabric adds to a training pod: annotations, sidecars, volumes, the NCCL container's env and
+    mounts, and a shell prelude run before the training command."""
+
+    annotations: dict[str, str] = field(default_factory=dict)
+    sidecars: list[Obj] = field(default_factory=list)
+    volumes: list[Obj] = field(default_factory=list)
+    env: list[Obj] = field(default_factory=list)
+    mounts: list[Obj] = field(default_factory=list)
+    prelude: str = ""
+
+
+def tcpxo_parts() -> FabricParts:
+    """GPUDirect-TCPXO, from upstream's test pod: the tcpxo-daemon (RxDM) sidecar with its device annotation (the
+    NRI device injector gives it the GPUs), the NCCL libraries, sysfs and aperture devices, and the NCCL settings
+    (``nccl-env-profile.sh``, upstream's README "NCCL configs"). The sidecar is a native sidecar (an init
+    container that restarts Always) so the Job completes when the training container does."""
+    pod = upstream_workload_pod(TCPXO_WORKLOAD)
+    [daemon] = [c for c in pod["containers"] if c["name"] == TCPXO_DAEMON]
+    [nccl] = [c for c in pod["containers"] if c["name"] != TCPXO_DAEMON]
+    mounts = {**daemon["mounts"], **{k: v for k, v in nccl["mounts"].items() if v != "/dev/shm"}}
+    annotation = f"devices.gke.io/container.{TCPXO_DAEMON}"
+    return FabricParts(
+        annotations={annotation: pod["annotations"][annotation]},
+        sidecars=[{**container_from_facts(daemon), "restartPolicy": "Always"}],
+        volumes=[{"name": n, **pod["volumes"][n]} for n in mounts],
+        env=[{"name": "NCCL_LIB_DIR", "value": NCCL_LIB_DIR},
+             *({"name": k, "value": v} for k, v in nccl["env"].items())],
+        mounts=[{"name": n, "mountPath": p} for n, p in nccl["mounts"].items() if p != "/dev/shm"],
+        prelude=". ${NCCL_LIB_DIR}/nccl-env-profile.sh && ")
+
+
+def upstream_workload_pod(key: str) -> Obj:
+    """The first Pod of an upstream test manifest (they repeat one pod per host)."""
+    return next(w for w in upstream.manifest(GPUDIRECT_PIN, key)["workloads"] if w["kind"] == "Pod")
+
+
+def fabric_parts(pool: Pool) -> FabricParts:
+    return tcpxo_parts() if pool.fabric is Fabric.TCPXO else FabricParts()
+
+
 def _fabric_limits(pool: Pool) -> dict[str, str]:
     if pool.fabric is Fabric.EFA:
         return {EFA_RESOURCE: str(pool.machine.efa_interfaces)}
@@ -46,15 +96,18 @@ def _fabric_limits(pool: Pool) -> dict[str, str]:
 def _pod(cluster: Cluster, pools: list[Pool], name: str) -> Obj:
     pool, machine = pools[0], pools[0].machine
     gpus = {GPU: str(machine.gpus)}
-    command = (f"torchrun --nnodes={NODES} --nproc-per-node={machine.gpus} --node-rank=$JOB_COMPLETION_INDEX "
-               f"--master-addr={name}-0.{name} --master-port={PORT} /gate/allreduce.py")
+    parts = fabric_parts(pool)
+    command = (f"{parts.prelude}torchrun --nnodes={NODES} --nproc-per-node={machine.gpus} "
+               f"--node-rank=$JOB_COMPLETION_INDEX --master-addr={name}-0.{name} --master-port={PORT} "
+               "/gate/allreduce.py")
     main = {"name": "nccl-allreduce", "image": image(cluster, pool), "command": ["/bin/sh", "-c", command],
             "env": [{"name": "GATE_BUSBW_GBYTE_PER_S", "value": str(machine.nccl_busbw_gbyte_per_s)},
-                    {"name": "NCCL_DEBUG", "value": "WARN"}],
+                    {"name": "NCCL_DEBUG", "value": "WARN"}, *parts.env],
             "ports": [{"containerPort": PORT}],
             "resources": {"limits": {**gpus, **_fabric_limits(pool)}},
             "securityContext": {"capabilities": {"add": ["IPC_LOCK"]}},
-            "volumeMounts": [{"name": "gate", "mountPath": "/gate"}, {"name": "dshm", "mountPath": "/dev/shm"}]}
+            "volumeMounts": [{"name": "gate", "mountPath": "/gate"}, {"name": "dshm", "mountPath": "/dev/shm"},
+                             *parts.mounts]}
     diag = {"name": "dcgm-diag", "image": DCGM_IMAGE, "command": ["/bin/sh", "-c", "nv-hostengine && dcgmi diag -r 2"],
             "resources": {"limits": gpus}}
     return {
@@ -63,9 +116,9 @@ def _pod(cluster: Cluster, pools: list[Pool], name: str) -> Obj:
             {"labelSelector": {"matchLabels": {"app.kubernetes.io/name": name}},
              "topologyKey": "kubernetes.io/hostname"}]}},
         "tolerations": tolerations(cluster.cloud, pools),
-        "initContainers": [diag], "containers": [main],
+        "initContainers": [diag, *parts.sidecars], "containers": [main],
         "volumes": [{"name": "gate", "configMap": {"name": "health-gate-script"}},
-                    {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "64Gi"}}],
+                    {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "64Gi"}}, *parts.volumes],
     }
 
 
@@ -75,13 +128,13 @@ def job_template(cluster: Cluster, pools: list[Pool]) -> list[Obj]:
     labels = {"app.kubernetes.io/name": name}
     service = obj("v1", "Service", name, NAMESPACE, labels, spec={
         "clusterIP": "None", "selector": labels, "ports": [{"name": "rendezvous", "port": PORT}]})
-    annotations = {}
+    annotations = dict(fabric_parts(pools[0]).annotations)
     nics = gpu_nic_names(cluster, pools[0])
     if nics:  # GKE multi-networking: attach the pool's GPU NIC networks to the pod
         interfaces = [{"interfaceName": "eth0", "network": "default"},
                       *({"interfaceName": f"eth{i + 1}", "network": n} for i, (n, _) in enumerate(nics))]
-        annotations = {"networking.gke.io/default-interface": "eth0",
-                       "networking.gke.io/interfaces": yaml.safe_dump(interfaces, default_flow_style=True).strip()}
+        annotations.update({"networking.gke.io/default-interface": "eth0",
+                            "networking.gke.io/interfaces": json.dumps(interfaces)})
     job = obj("batch/v1", "Job", name, NAMESPACE, labels, spec={
         "completionMode": "Indexed", "completions": NODES, "parallelism": NODES, "backoffLimit": 0,
         "ttlSecondsAfterFinished": 86400,

@@ -10,7 +10,7 @@ import pulumi
 
 from components.catalog import Fabric
 from components.fleet import Cluster, Pool
-from components.k8s import charts
+from components.k8s import charts, upstream
 from components.k8s.model import Manifest, Obj, Release, Rendered, obj
 from components.k8s.scheduling import FABRIC_LABEL, gpu_pools, on_pools, tolerations
 
@@ -18,30 +18,15 @@ EFA_RESOURCE = "vpc.amazonaws.com/efa"
 GKE_NETWORKING = "networking.gke.io"
 
 
-@dataclass(frozen=True)
-class NcclInstaller:
-    """GKE's NCCL plugin installer for one GPUDirect fabric: image, and where it copies the plugin on the host.
-    https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-bandwidth-gpudirect-tcpx (TCPX, TCPXO) and
-    https://cloud.google.com/ai-hypercomputer/docs/create/gke-ai-hypercompute-custom (gIB, RDMA)"""
-
-    name: str
-    image: str
-    host_dir: str  # host directory that receives the NCCL plugin libraries
-    staged_dir: str  # where the installer leaves them inside its container
-
-
-NCCL_INSTALLERS: dict[Fabric, NcclInstaller] = {
-    Fabric.TCPX: NcclInstaller("nccl-tcpx-installer",
-                               "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/nccl-plugin-gpudirecttcpx-dev:v3.1.9",
-                               "/home/kubernetes/bin/nvidia/lib64", "/var/lib/tcpx/lib64"),
-    Fabric.TCPXO: NcclInstaller("nccl-tcpxo-installer",
-                                "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev:v1.0.8-1",
-                                "/home/kubernetes/bin/nvidia/lib64", "/var/lib/tcpxo/lib64"),
-    Fabric.RDMA: NcclInstaller("nccl-rdma-installer",
-                               "us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib:v1.0.6",
-                               "/home/kubernetes/bin/gib", "/var/lib/gib"),
-}
-PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
+# GKE GPUDirect: each fabric's NCCL plugin installer DaemonSet, and the NRI device injector TCPXO's RxDM sidecar
+# needs, rendered from the upstream manifests' digest (pin "gke-gpudirect", GoogleCloudPlatform/
+# container-engine-accelerators at one commit): steps, privileges, host paths and images exactly as upstream
+# ships them; only the placement (our pools' affinity and tolerations) and the labels are ours.
+GPUDIRECT_PIN = "gke-gpudirect"
+INSTALLERS: dict[Fabric, str] = {Fabric.TCPX: "tcpx-installer", Fabric.TCPXO: "tcpxo-installer",
+                                 Fabric.RDMA: "rdma-installer"}
+NRI_INJECTOR = "nri-device-injector"
+NRI_FABRICS = (Fabric.TCPXO,)  # the tcpxo-daemon sidecar gets its GPU devices through the injector
 
 
 @dataclass(frozen=True)
@@ -76,34 +61,60 @@ def efa_device_plugin(cluster: Cluster) -> Rendered:
     return Rendered(releases=[Release("efa-device-plugin", charts.EFA_DEVICE_PLUGIN, "kube-system", values)])
 
 
-def _installer(cluster: Cluster, fabric: Fabric, pools: list[Pool]) -> Manifest:
-    spec = NCCL_INSTALLERS[fabric]
-    labels = {"app.kubernetes.io/name": spec.name}
-    copy = f"/scripts/container_entry.sh install --install-nccl && cp -r {spec.staged_dir}/. /host-lib/"
+def container_from_facts(facts: Obj) -> Obj:
+    """A container from its digested facts (derive.workload_facts keeps exactly these fields)."""
+    out: Obj = {"name": facts["name"], "image": facts["image"]}
+    out.update({k: facts[k] for k in ("command", "args", "resources") if facts[k]})
+    security: Obj = {}
+    if facts["privileged"]:
+        security["privileged"] = True
+    if facts["capabilities"]:
+        security["capabilities"] = {"add": facts["capabilities"]}
+    if security:
+        out["securityContext"] = security
+    if facts["env"]:
+        out["env"] = [{"name": k, "value": v} for k, v in facts["env"].items()]
+    if facts["mounts"]:
+        out["volumeMounts"] = [{"name": k, "mountPath": v} for k, v in facts["mounts"].items()]
+    return out
+
+
+def upstream_workload(key: str) -> Obj:
+    """The one workload (DaemonSet) of a gke-gpudirect manifest, as digested."""
+    [workload] = upstream.manifest(GPUDIRECT_PIN, key)["workloads"]
+    return workload
+
+
+def upstream_daemonset(cluster: Cluster, key: str, pools: list[Pool]) -> Manifest:
+    """Upstream's DaemonSet (steps, privileges, host paths, images), held to these pools."""
+    facts = upstream_workload(key)
+    labels = {"app.kubernetes.io/name": facts["name"]}
     pod: Obj = {
         "affinity": on_pools(pools), "tolerations": tolerations(cluster.cloud, pools),
-        "priorityClassName": "system-node-critical",
-        "initContainers": [{"name": "install", "image": spec.image, "command": ["/bin/sh", "-c", copy],
-                            "securityContext": {"privileged": True},
-                            "volumeMounts": [{"name": "var-lib", "mountPath": "/var/lib"},
-                                             {"name": "host-lib", "mountPath": "/host-lib"}]}],
-        "containers": [{"name": "pause", "image": PAUSE_IMAGE,
-                        "resources": {"requests": {"cpu": "1m", "memory": "8Mi"}}}],
-        "volumes": [{"name": "var-lib", "hostPath": {"path": "/var/lib"}},
-                    {"name": "host-lib", "hostPath": {"path": spec.host_dir, "type": "DirectoryOrCreate"}}],
+        "priorityClassName": facts["priorityClassName"],
+        "hostNetwork": facts["hostNetwork"], "hostPID": facts["hostPID"],
+        "initContainers": [container_from_facts(c) for c in facts["initContainers"]],
+        "containers": [container_from_facts(c) for c in facts["containers"]],
+        "volumes": [{"name": name, **volume} for name, volume in facts["volumes"].items()],
     }
-    return Manifest(obj("apps/v1", "DaemonSet", spec.name, "kube-system", labels, spec={
+    if not pod["initContainers"]:
+        del pod["initContainers"]
+    return Manifest(obj("apps/v1", "DaemonSet", facts["name"], facts["namespace"], labels, spec={
         "selector": {"matchLabels": labels}, "updateStrategy": {"type": "RollingUpdate"},
         "template": {"metadata": {"labels": labels}, "spec": pod}}))
 
 
 def nccl_installers(cluster: Cluster) -> Rendered:
-    """One installer DaemonSet per GPUDirect fabric present, held to that fabric's pools."""
+    """One installer DaemonSet per GPUDirect fabric present, held to that fabric's pools, and the NRI device
+    injector on the pools whose fabric needs it."""
     out = Rendered()
-    for fabric in NCCL_INSTALLERS:
+    for fabric, key in INSTALLERS.items():
         pools = gpu_pools(cluster, fabric)
         if pools:
-            out.manifests.append(_installer(cluster, fabric, pools))
+            out.manifests.append(upstream_daemonset(cluster, key, pools))
+    nri = [p for f in NRI_FABRICS for p in gpu_pools(cluster, f)]
+    if nri:
+        out.manifests.append(upstream_daemonset(cluster, NRI_INJECTOR, nri))
     return out
 
 

@@ -14,8 +14,7 @@ from components.k8s.scheduling import POOL_LABEL, TOPOLOGY_LABELS, tolerations
 from components.spec import KueueTeam
 
 NAMESPACE = "kueue-system"
-API = "kueue.x-k8s.io/v1beta1"
-TOPOLOGY_API = "kueue.x-k8s.io/v1alpha1"
+API = "kueue.x-k8s.io/v1beta1"  # Kueue 0.14 serves ResourceFlavor, ClusterQueue, LocalQueue, Topology here only
 TOPOLOGY = "gpu-network"
 GPU = "nvidia.com/gpu"
 # Extra device resources a fabric's pods ask for, and how many a node has (from the catalogue row).
@@ -47,7 +46,7 @@ def kueue_release(monitoring: bool) -> Release:
 
 def topology(cluster: Cluster) -> Manifest:
     levels = [{"nodeLabel": label} for label in TOPOLOGY_LABELS[cluster.cloud]]
-    return Manifest(obj(TOPOLOGY_API, "Topology", TOPOLOGY, spec={"levels": levels}), after=("kueue",))
+    return Manifest(obj(API, "Topology", TOPOLOGY, spec={"levels": levels}), after=("kueue",))
 
 
 def flavor(cluster: Cluster, pool: Pool) -> Manifest:

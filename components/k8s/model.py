@@ -23,6 +23,7 @@ class Chart:
     version: str
     repo: str
     source: str  # where the version and its values are documented
+    pin: str = ""  # its row in components/k8s/upstream/pins.yaml (the digest tests check values against)
 
 
 @dataclass(frozen=True)
@@ -52,16 +53,28 @@ class Manifest:
         return str(self.obj["metadata"]["name"])
 
 
+@dataclass(frozen=True)
+class ManifestFile:
+    """An upstream manifest file the cluster applies as its maintainers ship it (``kubectl apply -f <url>``), for
+    software whose maintainers support no Helm chart. ``url`` is pinned to a tag (``upstream/pins.yaml``)."""
+
+    name: str  # stable suffix of the Pulumi name
+    url: str
+    after: tuple[str, ...] = ()  # names of files applied before this one
+
+
 @dataclass
 class Rendered:
     """Everything one add-on contributes to a cluster."""
 
     releases: list[Release] = field(default_factory=list)
     manifests: list[Manifest] = field(default_factory=list)
+    files: list[ManifestFile] = field(default_factory=list)
 
     def extend(self, other: Rendered) -> Rendered:
         self.releases += other.releases
         self.manifests += other.manifests
+        self.files += other.files
         return self
 
 

@@ -99,7 +99,9 @@ def network_operator(cluster: Cluster) -> Rendered:
         "nodeAffinity": on_pools(pools)["nodeAffinity"],
         "tolerations": tolerations(cluster.cloud, pools),
     })
-    values = {"nfd": {"enabled": False}, "deployCR": False}
+    # the chart no longer deploys a NicClusterPolicy (upstream 8fc96f20 "Remove Helm deployment of
+    # NICClusterPolicy"): this module applies its own, so only NFD is switched off
+    values = {"nfd": {"enabled": False}}
     return Rendered(
         releases=[Release("network-operator", charts.NETWORK_OPERATOR, NETWORK_NAMESPACE, values,
                           after=("gpu-operator",))],

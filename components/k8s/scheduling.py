@@ -44,11 +44,13 @@ def taint_keys(cloud: Cloud, pool: Pool) -> list[str]:
 
 
 def tolerations(cloud: Cloud, pools: tuple[Pool, ...] | list[Pool]) -> list[Obj]:
-    """Tolerations for every taint of these pools, each key once, in a stable order."""
+    """Tolerations for every taint of these pools, each key once, in a stable order. No ``effect``: an empty
+    effect matches every effect (NoSchedule, PreferNoSchedule, NoExecute), so a user's NoExecute taint cannot
+    evict the driver, device plugin or DCGM exporter from the pool."""
     keys: list[str] = []
     for pool in pools:
         keys += [k for k in taint_keys(cloud, pool) if k not in keys]
-    return [{"key": k, "operator": "Exists", "effect": "NoSchedule"} for k in keys]
+    return [{"key": k, "operator": "Exists"} for k in keys]
 
 
 def gpu_pools(cluster: Cluster, fabric: Fabric | None = None) -> list[Pool]:

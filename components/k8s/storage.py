@@ -9,17 +9,33 @@ import pulumi
 
 from components.catalog import Cloud
 from components.fleet import Cluster
-from components.k8s import charts
-from components.k8s.model import Manifest, Release, Rendered, obj
+from components.k8s import charts, upstream
+from components.k8s.model import Chart, Manifest, ManifestFile, Release, Rendered, obj
 
 STORAGE_CLASS = "lustre"
 CLAIM = "lustre"
-# Lustre CSI drivers: (driver name, chart to install or None when the cloud manages the driver)
-CSI: dict[Cloud, tuple[str, charts.Chart | None]] = {
+AZURE_LUSTRE_PIN = "azurelustre-csi-driver"
+# Lustre CSI drivers: (driver name, chart to install; None when the cloud manages the driver or, on Azure, when
+# its maintainers ship manifests instead of a chart: see azure_lustre_files)
+CSI: dict[Cloud, tuple[str, Chart | None]] = {
     Cloud.AWS: ("fsx.csi.aws.com", charts.FSX_CSI),
     Cloud.GCP: ("lustre.csi.storage.gke.io", None),  # GKE add-on, enabled by components/gcp/cluster.py
-    Cloud.AZURE: ("azurelustre.csi.azure.com", charts.AZURE_LUSTRE_CSI),
+    Cloud.AZURE: ("azurelustre.csi.azure.com", None),
 }
+
+
+def azure_lustre_files() -> list[ManifestFile]:
+    """The Azure Lustre CSI driver as its maintainers install it: deploy/install-driver.sh applies these files in
+    this order (the pin's digest records that order; its charts/README.md says Helm is unsupported)."""
+    row = upstream.pin(AZURE_LUSTRE_PIN)
+    names = {path: key for key, path in row["manifests"].items()}
+    applies = upstream.manifest(AZURE_LUSTRE_PIN, "script")["applies"]
+    out: list[ManifestFile] = []
+    for file in applies:
+        key = names[f"deploy/{file}"]
+        out.append(ManifestFile(f"azurelustre-{key}", row["raw"] + f"deploy/{file}",
+                                tuple(f.name for f in out[-1:])))
+    return out
 
 
 @dataclass(frozen=True)
@@ -44,6 +60,8 @@ def lustre(cluster: Cluster, volume: LustreVolume | None, namespaces: list[str])
     out = Rendered()
     if chart is not None:
         out.releases.append(Release("lustre-csi", chart, "kube-system", {"node": {"tolerateAllTaints": True}}))
+    if cluster.cloud is Cloud.AZURE:
+        out.files += azure_lustre_files()
     out.manifests.append(Manifest(obj("storage.k8s.io/v1", "StorageClass", STORAGE_CLASS,
                                       provisioner="kubernetes.io/no-provisioner", reclaimPolicy="Retain",
                                       volumeBindingMode="Immediate")))
@@ -57,7 +75,8 @@ def lustre(cluster: Cluster, volume: LustreVolume | None, namespaces: list[str])
                 "mountOptions": volume.mount_options,
                 "claimRef": {"namespace": ns, "name": CLAIM},
                 "csi": {"driver": driver, "volumeHandle": volume.volume_handle,
-                        "volumeAttributes": volume.attributes}}), after=tuple(r.name for r in out.releases)),
+                        "volumeAttributes": volume.attributes}}),
+                     after=tuple(r.name for r in out.releases) + tuple(f.name for f in out.files)),
             Manifest(obj("v1", "PersistentVolumeClaim", CLAIM, ns, spec={
                 "accessModes": ["ReadWriteMany"], "storageClassName": STORAGE_CLASS, "volumeName": pv,
                 "resources": {"requests": {"storage": size}}})),

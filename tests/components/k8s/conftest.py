@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from components.fleet import Cluster
 from components.validate import resolve
@@ -16,7 +15,7 @@ from tests.conftest import example_fleet
 
 DATA = Path(__file__).parent / "data"
 STACKS = stack_names()
-NOT_OBJECTS = ("kubernetes:helm.sh/v3:Release",)
+NOT_OBJECTS = ("kubernetes:helm.sh/v3:Release", "kubernetes:yaml/v2:ConfigFile")
 
 
 @pytest.fixture(scope="session")
@@ -30,14 +29,10 @@ def clusters(stack: str) -> tuple[Cluster, ...]:
 
 
 def kubernetes_objects(graph: Graph) -> list[Resource]:
-    """Every Kubernetes object the graph registers (not Helm releases, not providers)."""
+    """Every Kubernetes object the graph registers (not Helm releases or manifest files, not providers)."""
     return [r for r in graph.resources if r.type.startswith("kubernetes:") and r.type not in NOT_OBJECTS]
 
 
 def as_object(r: Resource) -> dict[str, Any]:
     """The Kubernetes object as the provider will apply it (inputs are already camelCase)."""
     return dict(r.inputs)
-
-
-def crd_schemas() -> dict[str, Any]:
-    return yaml.safe_load((DATA / "crd_schemas.yaml").read_text())

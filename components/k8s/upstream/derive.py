@@ -1,0 +1,210 @@
+"""Facts derived from upstream files (pure functions; ``scripts/refresh_upstream.py`` feeds them the files).
+
+What is kept is what the add-on layer is checked against, never the upstream text itself:
+
+- a CRD: its group, kind, served versions and, per served version, the structural schema flattened to field
+  paths (``spec.levels[].nodeLabel``; ``[]`` an array's items, ``{}`` a map's values) with each path's type,
+  enum, required children, bounds and whether unknown fields are preserved there;
+- a Helm chart: its name and version, every key its values.yaml declares, every ``.Values.x.y`` its templates
+  read, and the keys that take free-form content (a map / list default, or read whole by a template);
+- a workload manifest (DaemonSet, Pod): per object its host settings, containers (image, command, args,
+  privilege, capabilities, mounts, env), host paths, annotations and the node affinity's accelerator values.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import yaml
+
+_SCHEMA_KEYS = ("enum", "pattern", "format", "maxItems", "minItems", "maxLength", "minLength", "maximum", "minimum",
+                "maxProperties", "nullable")
+_SKIP_ROOT = ("apiVersion", "kind", "metadata")
+
+
+# ---- CRDs -------------------------------------------------------------------------------------------------------
+
+def _flatten(schema: dict[str, Any], path: str, out: dict[str, dict[str, Any]]) -> None:
+    node: dict[str, Any] = {}
+    if "type" in schema:
+        node["type"] = schema["type"]
+    if schema.get("x-kubernetes-int-or-string"):
+        node["intOrString"] = True
+    if schema.get("x-kubernetes-preserve-unknown-fields"):
+        node["preserve"] = True
+    if schema.get("x-kubernetes-embedded-resource"):
+        node["embedded"] = True
+    if schema.get("required"):
+        node["required"] = sorted(schema["required"])
+    node.update({k: schema[k] for k in _SCHEMA_KEYS if k in schema})
+    if path:
+        out[path] = node
+    for name, child in (schema.get("properties") or {}).items():
+        if not path and name in _SKIP_ROOT:
+            continue
+        _flatten(child, f"{path}.{name}" if path else name, out)
+    if isinstance(schema.get("items"), dict):
+        _flatten(schema["items"], f"{path}[]", out)
+    if isinstance(schema.get("additionalProperties"), dict):
+        _flatten(schema["additionalProperties"], f"{path}{{}}", out)
+    elif schema.get("additionalProperties") is True:
+        node["preserve"] = True
+
+
+def crd_facts(document: dict[str, Any]) -> dict[str, Any]:
+    """``{group, kind, scope, served: [...], storage, fields: {version: {path: facts}}}`` of one CRD."""
+    spec = document["spec"]
+    versions = [v for v in spec["versions"] if v.get("served")]
+    root = {v["name"]: v["schema"]["openAPIV3Schema"] for v in versions}
+    fields: dict[str, dict[str, Any]] = {}
+    for name, schema in root.items():
+        flat: dict[str, dict[str, Any]] = {}
+        _flatten(schema, "", flat)
+        fields[name] = dict(sorted(flat.items()))
+    return {"group": spec["group"], "kind": spec["names"]["kind"], "scope": spec["scope"],
+            "served": [v["name"] for v in versions],
+            "storage": next(v["name"] for v in spec["versions"] if v.get("storage")), "fields": fields}
+
+
+def crds_in(text: str) -> list[dict[str, Any]]:
+    """Every CustomResourceDefinition in a (multi-document) YAML file."""
+    return [d for d in yaml.safe_load_all(text) if isinstance(d, dict) and d.get("kind") == "CustomResourceDefinition"]
+
+
+# ---- Helm charts ------------------------------------------------------------------------------------------------
+
+_VALUES_REF = re.compile(r"\.Values((?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
+_INDEX_REF = re.compile(r'index\s+\.Values((?:\s+"[^"]+")+)')
+
+
+def values_keys(values: Any, prefix: str = "") -> tuple[set[str], set[str]]:
+    """(every key path values.yaml declares, the free-form ones: an empty map, a list or null by default)."""
+    keys: set[str] = set()
+    free: set[str] = set()
+    if not isinstance(values, dict):
+        return keys, free
+    for key, value in values.items():
+        path = f"{prefix}{key}"
+        keys.add(path)
+        if value is None or isinstance(value, list) or value == {}:
+            free.add(path)
+        elif isinstance(value, dict):
+            sub_keys, sub_free = values_keys(value, path + ".")
+            keys |= sub_keys
+            free |= sub_free
+    return keys, free
+
+
+def template_refs(templates: Iterable[str]) -> set[str]:
+    """Every ``.Values.a.b`` (and ``index .Values "a" "b"``) path the templates read."""
+    refs: set[str] = set()
+    for text in templates:
+        refs |= {m.group(1)[1:] for m in _VALUES_REF.finditer(text)}
+        refs |= {".".join(re.findall(r'"([^"]+)"', m.group(1))) for m in _INDEX_REF.finditer(text)}
+    return refs
+
+
+def chart_facts(chart_yaml: str, values_yaml: str, templates: Iterable[str],
+                subcharts: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Name, version, dependencies and the values keys a chart reads; subcharts' facts nest under their name."""
+    chart = yaml.safe_load(chart_yaml)
+    keys, free = values_keys(yaml.safe_load(values_yaml) or {})
+    refs = template_refs(templates)
+    # a template ref nothing deeper extends reads the whole value (toYaml .Values.nodeSelector): free-form
+    whole = {r for r in refs if not any(o.startswith(r + ".") for o in refs)}
+    free |= whole
+    for name, sub in (subcharts or {}).items():
+        keys |= {name} | {f"{name}.{k}" for k in sub["keys"]}
+        free |= {f"{name}.{k}" for k in sub["free"]}
+    return {"name": chart["name"], "version": str(chart["version"]), "appVersion": str(chart.get("appVersion", "")),
+            "dependencies": {d["name"]: str(d["version"]) for d in chart.get("dependencies") or []},
+            "keys": sorted(outside(keys | refs, free)), "free": sorted(outside(free, free))}
+
+
+def outside(paths: set[str], free: set[str]) -> set[str]:
+    """Drop the paths under a free-form key: anything goes there, so they add nothing."""
+    return {p for p in paths if not any(p.startswith(f + ".") for f in free)}
+
+
+def value_at(values: Any, path: str) -> Any:
+    """The value at a dotted path of a values tree; KeyError naming the path when it is absent."""
+    for key in path.split("."):
+        if not isinstance(values, dict) or key not in values:
+            raise KeyError(f"values.yaml has no {path!r} (stopped at {key!r})")
+        values = values[key]
+    return values
+
+
+def unread_values(values: dict[str, Any], facts: dict[str, Any]) -> list[str]:
+    """The key paths of ``values`` that the chart does not read (empty when every key is one it reads)."""
+    keys, free = set(facts["keys"]), set(facts["free"])
+
+    def walk(value: Any, path: str) -> Iterable[str]:
+        if path and (path in free or any(path.startswith(f + ".") for f in free)):
+            return
+        if isinstance(value, dict) and value:
+            for key, child in value.items():
+                yield from walk(child, f"{path}.{key}" if path else str(key))
+        elif path not in keys:
+            yield path
+
+    return sorted(walk(values, ""))
+
+
+# ---- workload manifests -----------------------------------------------------------------------------------------
+
+def _container(c: dict[str, Any]) -> dict[str, Any]:
+    security = c.get("securityContext") or {}
+    return {"name": c["name"], "image": c.get("image", ""), "command": c.get("command", []), "args": c.get("args", []),
+            "privileged": bool(security.get("privileged", False)),
+            "capabilities": sorted((security.get("capabilities") or {}).get("add", [])),
+            "mounts": {m["name"]: m["mountPath"] for m in c.get("volumeMounts", [])},
+            "env": {e["name"]: e.get("value", "") for e in c.get("env", [])},
+            "resources": c.get("resources", {})}
+
+
+def _accelerators(pod: dict[str, Any]) -> list[str]:
+    terms = (((pod.get("affinity") or {}).get("nodeAffinity") or {})
+             .get("requiredDuringSchedulingIgnoredDuringExecution") or {}).get("nodeSelectorTerms", [])
+    return sorted({v for t in terms for e in t.get("matchExpressions", [])
+                   if e["key"] == "cloud.google.com/gke-accelerator" for v in e.get("values", [])})
+
+
+def workload_facts(document: dict[str, Any]) -> dict[str, Any]:
+    """The facts of a DaemonSet / Job / Pod a GKE installer or test manifest declares."""
+    pod = document["spec"]["template"] if document["kind"] != "Pod" else document
+    spec = pod["spec"]
+    volumes = spec.get("volumes", [])
+    return {
+        "kind": document["kind"], "name": document["metadata"]["name"],
+        "namespace": document["metadata"].get("namespace", ""),
+        "annotations": (pod.get("metadata") or {}).get("annotations", {}),
+        "hostNetwork": bool(spec.get("hostNetwork", False)), "hostPID": bool(spec.get("hostPID", False)),
+        "priorityClassName": spec.get("priorityClassName", ""),
+        "accelerators": _accelerators(spec),
+        "initContainers": [_container(c) for c in spec.get("initContainers", [])],
+        "containers": [_container(c) for c in spec.get("containers", [])],
+        "hostPaths": {v["name"]: v["hostPath"] for v in volumes if "hostPath" in v},
+        "volumes": {v["name"]: {k: val for k, val in v.items() if k != "name"} for v in volumes},
+    }
+
+
+def workloads_in(text: str) -> list[dict[str, Any]]:
+    return [workload_facts(d) for d in yaml.safe_load_all(text)
+            if isinstance(d, dict) and d.get("kind") in ("DaemonSet", "Pod", "Job", "Deployment")]
+
+
+def manifest_kinds(text: str) -> list[dict[str, str]]:
+    """(apiVersion, kind, name, namespace) of every object in a manifest file, and each container image."""
+    out = []
+    for d in yaml.safe_load_all(text):
+        if isinstance(d, dict) and "kind" in d:
+            images = []
+            if d["kind"] in ("DaemonSet", "Deployment", "StatefulSet"):
+                spec = d["spec"]["template"]["spec"]
+                images = [c["image"] for c in spec.get("initContainers", []) + spec.get("containers", [])]
+            out.append({"apiVersion": d["apiVersion"], "kind": d["kind"], "name": d["metadata"]["name"],
+                        "namespace": d["metadata"].get("namespace", ""), "images": images})
+    return out

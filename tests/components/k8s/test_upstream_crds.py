@@ -1,0 +1,96 @@
+"""Every custom resource the add-on layer emits is one the pinned upstream CRD accepts: a served apiVersion, no
+field the structural schema would prune, enums, bounds and required fields (components/k8s/upstream/crd.py over
+the CRD digests scripts/refresh_upstream.py derived). Run over every example stack's preview graph and over the
+fleets a user would write from the README (tests/components/k8s/upstream_cases.py)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from components.k8s import upstream
+from components.k8s.upstream.crd import problems
+from gpufleet.capture import SECRET_MASK, UNKNOWN_MASK, Graph
+from tests.components.k8s.conftest import STACKS, as_object, kubernetes_objects
+from tests.components.k8s.upstream_cases import rendered
+
+MASKS = frozenset({UNKNOWN_MASK, SECRET_MASK})
+CORE = ("v1", "apps/v1", "batch/v1", "storage.k8s.io/v1", "scheduling.k8s.io/v1")
+RENDERED = rendered()
+
+
+def custom(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [o for o in objects if o["apiVersion"] not in CORE]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_custom_resource_in_the_preview_matches_its_crd(graphs: dict[str, Graph], stack: str) -> None:
+    objects = custom([as_object(r) for r in kubernetes_objects(graphs[stack]) if "apiVersion" in r.inputs])
+    assert objects, f"{stack}: no custom resource captured"
+    assert [p for o in objects for p in problems(o, MASKS)] == []
+
+
+@pytest.mark.parametrize("case", sorted(RENDERED))
+def test_every_rendered_custom_resource_matches_its_crd(case: str) -> None:
+    _, out = RENDERED[case]
+    objects = custom([m.obj for m in out.manifests])
+    assert [p for o in objects for p in problems(o)] == []
+
+
+def test_every_kind_we_emit_has_a_digest() -> None:
+    emitted = {f"{o['apiVersion'].rpartition('/')[0]}/{o['kind']}"
+               for _, out in RENDERED.values() for o in custom([m.obj for m in out.manifests])}
+    assert emitted >= {"kueue.x-k8s.io/Topology", "kueue.x-k8s.io/ResourceFlavor", "kueue.x-k8s.io/ClusterQueue",
+                       "kueue.x-k8s.io/LocalQueue", "mellanox.com/NicClusterPolicy",
+                       "monitoring.coreos.com/PrometheusRule", "networking.gke.io/GKENetworkParamSet",
+                       "networking.gke.io/Network"}
+    assert emitted <= set(upstream.crds())
+
+
+def test_kueue_topology_is_served_at_v1beta1() -> None:
+    # Kueue v0.14.3 config/components/crd/bases/kueue.x-k8s.io_topologies.yaml serves v1beta1 only.
+    assert upstream.crds()["kueue.x-k8s.io/Topology"]["served"] == ["v1beta1"]
+    topologies = [m.obj for _, out in RENDERED.values() for m in out.manifests if m.kind == "Topology"]
+    assert topologies and {t["apiVersion"] for t in topologies} == {"kueue.x-k8s.io/v1beta1"}
+
+
+def _one(kind: str) -> dict[str, Any]:
+    return copy.deepcopy(next(m.obj for _, out in RENDERED.values() for m in out.manifests if m.kind == kind))
+
+
+def test_the_validator_refuses_what_the_api_server_would() -> None:
+    topology = _one("Topology")
+    assert problems(topology) == []
+    old = {**topology, "apiVersion": "kueue.x-k8s.io/v1alpha1"}
+    [served] = problems(old)
+    assert "not served" in served and "kueue.x-k8s.io/v1beta1" in served
+    flavor = _one("ResourceFlavor")
+    flavor["spec"]["nodeSelector"] = {"a": "b"}  # the CRD calls it nodeLabels
+    assert any("spec.nodeSelector: unknown field" in p for p in problems(flavor))
+    queue = _one("ClusterQueue")
+    queue["spec"]["queueingStrategy"] = "FIFO"  # enum: StrictFIFO, BestEffortFIFO
+    assert any("queueingStrategy: 'FIFO' is not one of" in p for p in problems(queue))
+    del queue["spec"]["queueingStrategy"]
+    del queue["spec"]["resourceGroups"][0]["coveredResources"]
+    assert any("required field 'coveredResources' missing" in p for p in problems(queue))
+    rule = _one("PrometheusRule")
+    rule["spec"]["groups"][0]["rules"][0]["for"] = 5  # a duration string
+    assert any("for: int where the CRD wants string" in p for p in problems(rule))
+    assert "no CRD digest" in problems({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {}})[0]
+
+
+def test_preserved_and_map_fields_accept_any_keys() -> None:
+    flavor = _one("ResourceFlavor")
+    flavor["spec"]["nodeLabels"] = {"any.example.com/key": "v"}  # a map: any key
+    assert problems(flavor) == []
+    policy = _one("NicClusterPolicy")
+    fields = upstream.crds()["mellanox.com/NicClusterPolicy"]["fields"]["v1alpha1"]
+    preserved = sorted(p for p, f in fields.items() if f.get("preserve") and "[]" not in p and "{}" not in p)
+    if preserved:  # a field the CRD preserves unknown fields under takes anything
+        target = policy
+        for key in preserved[0].split("."):
+            target = target.setdefault(key, {})
+        target["anything"] = {"at": "all"}
+        assert not [p for p in problems(policy) if "anything" in p]

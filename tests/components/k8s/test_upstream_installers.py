@@ -1,0 +1,170 @@
+"""GKE GPUDirect installers and pods match the upstream manifests they claim to be (GoogleCloudPlatform/
+container-engine-accelerators at the pinned commit, digested): init steps, the privileged pre-installation,
+host paths, images; the NRI device injector on TCPXO pools; the tcpxo-daemon (RxDM) sidecar and its device
+annotation in the TCPXO health gate. Also: the Azure Lustre CSI driver is applied from its maintainers' manifests,
+and add-on tolerations cover every effect a pool taint may have."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from components.catalog import Fabric
+from components.k8s import upstream
+from components.k8s.healthgate import templates
+from components.k8s.upstream.derive import workload_facts
+from tests.components.k8s.upstream_cases import EFFECTS, TAINTS, rendered
+
+RENDERED = rendered()
+PIN = "gke-gpudirect"
+INSTALLER = {"tcpx": "tcpx-installer", "tcpxo": "tcpxo-installer", "rdma": "rdma-installer"}
+OURS = ("accelerators",)  # placement is ours (our pools' affinity); everything else is upstream's
+
+
+def daemonsets(case: str) -> dict[str, dict[str, Any]]:
+    _, out = RENDERED[case]
+    return {m.name: m.obj for m in out.manifests if m.kind == "DaemonSet"}
+
+
+def gke_cases() -> list[str]:
+    return sorted(c for c, (cluster, _) in RENDERED.items() if cluster.cloud.value == "gcp")
+
+
+def upstream_ds(key: str) -> dict[str, Any]:
+    [facts] = upstream.manifest(PIN, key)["workloads"]
+    return facts
+
+
+def strip(facts: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in facts.items() if k not in OURS}
+
+
+@pytest.mark.parametrize("case", gke_cases())
+def test_installers_match_upstream(case: str) -> None:
+    cluster, _ = RENDERED[case]
+    fabrics = {p.fabric.value for p in cluster.pools} & set(INSTALLER)
+    found = daemonsets(case)
+    for fabric in fabrics:
+        facts = upstream_ds(INSTALLER[fabric])
+        ours = found[facts["name"]]
+        assert strip(workload_facts(ours)) == strip(facts), fabric
+        for pool in (p for p in cluster.pools if p.fabric.value == fabric):  # upstream targets this accelerator
+            assert pool.machine.accelerator_type in facts["accelerators"], (fabric, pool.machine.name)
+    assert {n for n in found if n.startswith("nccl-")} == {upstream_ds(INSTALLER[f])["name"] for f in fabrics}
+
+
+def test_tcpxo_installer_runs_upstreams_privileged_pre_installation() -> None:
+    ours = workload_facts(daemonsets("gcp-a3-mega/train")["nccl-tcpxo-installer"])
+    first = ours["initContainers"][0]
+    assert first["name"] == "pre-installation" and first["privileged"]
+    assert first["command"][:4] == ["nsenter", "-at", "1", "--"]  # runs in the host's namespaces
+    assert ours["hostPID"] and ours["hostNetwork"]
+
+
+def test_rdma_installer_places_nccl_in_the_driver_library_path() -> None:
+    ours = workload_facts(daemonsets("gcp-a4/train")["nccl-rdma-installer"])
+    # upstream gpudirect-rdma/nccl-rdma-installer.yaml: host /home/kubernetes/bin/nvidia/lib64 receives the
+    # libraries; the image's own /var/lib/gib staging is not shadowed by a host mount
+    assert ours["hostPaths"]["library-dir-host"]["path"] == "/home/kubernetes/bin/nvidia/lib64"
+    [installer] = ours["initContainers"]
+    assert "/var/lib" not in installer["mounts"].values()
+    assert "cp -r /var/lib/gib/lib64/. /usr/local/home/kubernetes/bin/nvidia/lib64" in installer["args"][0]
+
+
+@pytest.mark.parametrize("case", gke_cases())
+def test_nri_device_injector_on_tcpxo_pools(case: str) -> None:
+    cluster, _ = RENDERED[case]
+    facts = upstream_ds("nri-device-injector")
+    tcpxo = [p for p in cluster.pools if p.fabric is Fabric.TCPXO]
+    found = daemonsets(case).get(facts["name"])
+    assert (found is not None) == bool(tcpxo)
+    if found:
+        assert strip(workload_facts(found)) == strip(facts)
+        values = found["spec"]["template"]["spec"]["affinity"]["nodeAffinity"][
+            "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]["matchExpressions"][0]["values"]
+        assert values == sorted(p.name for p in tcpxo)
+        assert {p.machine.accelerator_type for p in tcpxo} <= set(facts["accelerators"])
+
+
+def test_tcpxo_health_gate_carries_the_rxdm_sidecar_and_annotations() -> None:
+    _, out = RENDERED["gcp-a3-mega/train"]
+    [job] = [d for d in templates(out.manifests) if d["kind"] == "Job"]
+    template = job["spec"]["template"]
+    pod = template["spec"]
+    upstream_pod = next(w for w in upstream.manifest(PIN, "tcpxo-workload")["workloads"] if w["kind"] == "Pod")
+    [daemon] = [c for c in upstream_pod["containers"] if c["name"] == "tcpxo-daemon"]
+    [sidecar] = [c for c in pod["initContainers"] if c["name"] == "tcpxo-daemon"]
+    assert sidecar["restartPolicy"] == "Always"  # native sidecar: the Job completes when the gate does
+    assert sidecar["image"] == daemon["image"] and sidecar["args"] == daemon["args"]
+    assert sorted(sidecar["securityContext"]["capabilities"]["add"]) == daemon["capabilities"]
+    key = "devices.gke.io/container.tcpxo-daemon"
+    assert template["metadata"]["annotations"][key] == upstream_pod["annotations"][key]
+    assert "/dev/nvidia7" in template["metadata"]["annotations"][key]
+    [main] = pod["containers"]
+    env = {e["name"]: e["value"] for e in main["env"]}
+    assert env["NCCL_FASTRAK_LLCM_DEVICE_DIRECTORY"] == "/dev/aperture_devices"
+    assert env["LD_LIBRARY_PATH"] == env["NCCL_LIB_DIR"] == "/usr/local/nvidia/lib64"
+    assert "nccl-env-profile.sh" in main["command"][-1]
+    mounts = {v["name"]: v for v in pod["volumes"]}
+    for m in main["volumeMounts"] + sidecar["volumeMounts"]:
+        assert m["name"] in mounts, m
+    assert mounts["aperture-devices"]["hostPath"]["path"] == "/dev/aperture_devices"
+    assert template["metadata"]["annotations"]["networking.gke.io/interfaces"].startswith('[{"interfaceName"')
+
+
+def test_azure_lustre_driver_from_the_maintainers_manifests() -> None:
+    row = upstream.pin("azurelustre-csi-driver")
+    applies = upstream.manifest("azurelustre-csi-driver", "script")["applies"]
+    for case, (cluster, out) in RENDERED.items():
+        if cluster.cloud.value != "azure" or not cluster.spec.storage.lustre:
+            continue
+        assert not [r for r in out.releases if r.name == "lustre-csi"], case  # no Helm chart: unsupported upstream
+        assert [f.url for f in out.files] == [f"{row['raw']}deploy/{name}" for name in applies]
+        assert f"/{row['git']['ref']}/" in out.files[0].url  # pinned to the tag, not a branch
+        assert all(f.after == (prev.name,) for prev, f in zip(out.files, out.files[1:], strict=False))
+
+
+def tolerates(tolerations: list[dict[str, Any]], taint: dict[str, str]) -> bool:
+    """Kubernetes' rule (core/v1 Toleration): same key (or empty key with Exists), Exists or equal value, and the
+    same effect or an empty one."""
+    for t in tolerations:
+        key_ok = t.get("key", "") == taint["key"] or (not t.get("key") and t.get("operator") == "Exists")
+        value_ok = t.get("operator") == "Exists" or t.get("value", "") == taint.get("value", "")
+        effect_ok = not t.get("effect") or t["effect"] == taint["effect"]
+        if key_ok and value_ok and effect_ok:
+            return True
+    return False
+
+
+def pod_tolerations(out: Any) -> list[list[dict[str, Any]]]:
+    """Every toleration list the add-on layer renders for pods on GPU pools (DaemonSets, Kueue flavors,
+    NicClusterPolicy, Helm values)."""
+    found = []
+    for m in out.manifests:
+        spec = m.obj.get("spec", {})
+        found.append(spec.get("template", {}).get("spec", {}).get("tolerations") or spec.get("tolerations"))
+    for r in out.releases:
+        values = r.values
+        found += [values.get("tolerations"), values.get("daemonsets", {}).get("tolerations"),
+                  values.get("node-feature-discovery", {}).get("worker", {}).get("tolerations")]
+    return [t for t in found if t]
+
+
+@pytest.mark.parametrize("case", sorted(c for c in RENDERED if "/" in c and not c.startswith(("dev", "aws-train",
+                                                                                               "gcp-train",
+                                                                                               "azure-train"))))
+def test_tolerations_cover_every_taint_effect(case: str) -> None:
+    cluster, out = RENDERED[case]
+    assert {t.effect for p in cluster.pools for t in p.spec.taints} == set(EFFECTS)
+    lists = pod_tolerations(out)
+    assert lists
+    for tolerations in lists:
+        for taint in TAINTS:
+            assert tolerates(tolerations, taint), (case, taint, tolerations)
+
+
+def test_the_toleration_rule_refuses_a_narrower_effect() -> None:
+    narrow = [{"key": "example.com/noexecute", "operator": "Exists", "effect": "NoSchedule"}]
+    assert not tolerates(narrow, TAINTS[2])
+    assert tolerates([{"key": "example.com/noexecute", "operator": "Exists"}], TAINTS[2])
