@@ -31,6 +31,7 @@ def _with_pool(stack: str, machine_type: str, **extra: Any) -> dict[str, Any]:
                  "taints": TAINTS, **extra})
     cluster["node_pools"] = [pool]
     cluster.get("addons", {}).pop("kueue_teams", None)
+    cluster.pop("network_profiles", None)  # they name the example's pools
     return fleet
 
 
