@@ -165,11 +165,16 @@ def _container(c: dict[str, Any]) -> dict[str, Any]:
             "resources": c.get("resources", {})}
 
 
-def _accelerators(pod: dict[str, Any]) -> list[str]:
+def _node_in(pod: dict[str, Any]) -> dict[str, list[str]]:
+    """Label key -> the values a node must have (nodeSelector and required ``In`` affinity terms)."""
     terms = (((pod.get("affinity") or {}).get("nodeAffinity") or {})
              .get("requiredDuringSchedulingIgnoredDuringExecution") or {}).get("nodeSelectorTerms", [])
-    return sorted({v for t in terms for e in t.get("matchExpressions", [])
-                   if e["key"] == "cloud.google.com/gke-accelerator" for v in e.get("values", [])})
+    out: dict[str, set[str]] = {k: {v} for k, v in (pod.get("nodeSelector") or {}).items()}
+    for term in terms:
+        for e in term.get("matchExpressions", []):
+            if e.get("operator") == "In":
+                out.setdefault(e["key"], set()).update(e.get("values", []))
+    return {k: sorted(v) for k, v in sorted(out.items())}
 
 
 def workload_facts(document: dict[str, Any]) -> dict[str, Any]:
@@ -183,7 +188,8 @@ def workload_facts(document: dict[str, Any]) -> dict[str, Any]:
         "annotations": (pod.get("metadata") or {}).get("annotations", {}),
         "hostNetwork": bool(spec.get("hostNetwork", False)), "hostPID": bool(spec.get("hostPID", False)),
         "priorityClassName": spec.get("priorityClassName", ""),
-        "accelerators": _accelerators(spec),
+        "accelerators": _node_in(spec).get("cloud.google.com/gke-accelerator", []),
+        "nodeIn": _node_in(spec),
         "initContainers": [_container(c) for c in spec.get("initContainers", [])],
         "containers": [_container(c) for c in spec.get("containers", [])],
         "hostPaths": {v["name"]: v["hostPath"] for v in volumes if "hostPath" in v},

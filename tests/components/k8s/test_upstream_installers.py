@@ -19,7 +19,7 @@ from tests.components.k8s.upstream_cases import EFFECTS, TAINTS, rendered
 RENDERED = rendered()
 PIN = "gke-gpudirect"
 INSTALLER = {"tcpx": "tcpx-installer", "tcpxo": "tcpxo-installer", "rdma": "rdma-installer"}
-OURS = ("accelerators",)  # placement is ours (our pools' affinity); everything else is upstream's
+OURS = ("accelerators", "nodeIn")  # placement is ours (our pools' affinity); everything else is upstream's
 
 
 def daemonsets(case: str) -> dict[str, dict[str, Any]]:
@@ -168,3 +168,40 @@ def test_the_toleration_rule_refuses_a_narrower_effect() -> None:
     narrow = [{"key": "example.com/noexecute", "operator": "Exists", "effect": "NoSchedule"}]
     assert not tolerates(narrow, TAINTS[2])
     assert tolerates([{"key": "example.com/noexecute", "operator": "Exists"}], TAINTS[2])
+
+
+# AKS node image -> the kubernetes.azure.com/os-sku-effective values its nodes may carry (AKS: Ubuntu is 22.04 up to
+# Kubernetes 1.34, 24.04 from 1.35; Azure Linux 3: https://learn.microsoft.com/azure/aks/supported-kubernetes-versions)
+OS_SKU_EFFECTIVE = {"Ubuntu": {"Ubuntu2204", "Ubuntu2404"}, "AzureLinux": {"AzureLinux", "AzureLinux3"}}
+
+
+def lustre_node_os(case: str) -> tuple[Any, set[str]]:
+    cluster, _ = RENDERED[case]
+    workloads = [w for key, m in upstream.digest("azurelustre-csi-driver")["manifests"].items()
+                 if key.startswith("node-") for w in m["workloads"]]
+    return cluster, {v for w in workloads for v in w["nodeIn"].get("kubernetes.azure.com/os-sku-effective", [])}
+
+
+def azure_lustre_cases() -> list[str]:
+    return sorted(c for c, (cl, _) in RENDERED.items() if cl.cloud.value == "azure" and cl.spec.storage.lustre)
+
+
+def _pools_without_lustre(case: str) -> list[str]:
+    from components.azure.agentpool import os_sku
+
+    cluster, supported = lustre_node_os(case)
+    assert supported >= {"Ubuntu2204", "Ubuntu2404"}
+    return [p.name for p in cluster.pools
+            if not OS_SKU_EFFECTIVE[os_sku(p, cluster.spec.addons.gpu_driver)] & supported]
+
+
+@pytest.mark.parametrize("case", [c for c in azure_lustre_cases() if not c.startswith("azure-nc")])
+def test_azure_lustre_node_plugin_runs_on_every_gpu_pool(case: str) -> None:
+    assert _pools_without_lustre(case) == []
+
+
+@pytest.mark.xfail(strict=True, reason="components/azure/agentpool.py os_sku picks AzureLinux for non-InfiniBand "
+                   "GPU pools, and the Azure Lustre CSI node plugin (v0.4.0) runs only on Ubuntu 22.04 / 24.04 "
+                   "nodes: such a pool cannot mount the stack's Lustre (cloud half of issue 12 owns the AKS image)")
+def test_azure_lustre_reaches_a_plain_gpu_pool() -> None:
+    assert _pools_without_lustre("azure-nc-h100/train") == []

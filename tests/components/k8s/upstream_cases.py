@@ -1,6 +1,6 @@
 """The clusters the upstream tests render: every example stack, and fleets a user would write from the README
-(p5en, p6-b200, a3-highgpu-8g, a3-megagpu-8g, a4-highgpu-8g, ND H200 v5, spot and reservation pools, taints of
-every effect). Rendering is pure (no Pulumi program), so these stay cheap."""
+(p5en, p6-b200 spot, a3-highgpu-8g, a3-megagpu-8g, a4-highgpu-8g, ND H200 v5, NC H100 v5, the examples'
+reservation pools, taints of every effect). Rendering is pure (no Pulumi program), so these stay cheap."""
 
 from __future__ import annotations
 
@@ -35,6 +35,11 @@ def _with_pool(stack: str, machine_type: str, **extra: Any) -> dict[str, Any]:
     return fleet
 
 
+def _cloud_driver(fleet: dict[str, Any]) -> dict[str, Any]:
+    fleet["clusters"][0].setdefault("addons", {})["gpu_driver"] = "cloud"
+    return fleet
+
+
 def user_fleets() -> dict[str, dict[str, Any]]:
     return {
         "aws-p5en": _with_pool("aws-train", "p5en.48xlarge"),
@@ -43,6 +48,7 @@ def user_fleets() -> dict[str, dict[str, Any]]:
         "gcp-a3-mega": _with_pool("gcp-train", "a3-megagpu-8g"),
         "gcp-a4": _with_pool("gcp-train", "a4-highgpu-8g", zone="us-central1-b"),
         "azure-nd-h200": _with_pool("azure-train", "Standard_ND96isr_H200_v5"),
+        "azure-nc-h100": _cloud_driver(_with_pool("azure-train", "Standard_NC80adis_H100_v5")),
     }
 
 
