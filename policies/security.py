@@ -129,7 +129,7 @@ def imdsv2(r: Node, config: Config) -> Iterable[str]:
         yield f"IMDSv1 is allowed (metadataOptions.httpTokens: {tokens!r}): set it to 'required'"
     hops = get(r.props, "metadataOptions.httpPutResponseHopLimit")
     if hops is not None and int(hops) > int(config["max_hop_limit"]):
-        yield f"metadata hop limit {int(hops)} lets pods reach node credentials; at most {config['max_hop_limit']}"
+        yield f"metadata hop limit {int(hops)} lets pods reach node credentials; at most {int(config['max_hop_limit'])}"
 
 
 _BLOCKS = ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets")

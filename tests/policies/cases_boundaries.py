@@ -1,0 +1,145 @@
+"""Boundaries and second branches of the policies: just below / at / just above each threshold, and each way a rule
+can be met or broken. ``expected`` [] means the policy must stay silent. Messages are the policies' API (the text a
+user reads), so they are typed in here in full."""
+
+import json
+
+from tests.policies import keys as k
+from tests.policies.helpers import DROP, case
+
+EKS_OPEN = ("the EKS API endpoint is public to {}: set endpoint: private, or list the office / CI CIDRs in "
+            "public_access_cidrs")
+GKE_OPEN = ("the GKE control plane has a public endpoint open to any address: set "
+            "privateClusterConfig.enablePrivateEndpoint, or masterAuthorizedNetworksConfig.cidrBlocks")
+AKS_OPEN = ("the AKS API server is public to any address: set apiServerAccessProfile.enablePrivateCluster, or "
+            "authorizedIpRanges")
+S3_KEY = "no server-side encryption configuration with aws:kms and a customer key (kmsMasterKeyId)"
+NOT_TLS = json.dumps({"Version": "2012-10-17", "Statement": [
+    {"Sid": "DenyPlainHttp", "Effect": "Deny", "Principal": "*", "Action": "s3:*", "Resource": "*",
+     "Condition": {"Bool": {"aws:SecureTransport": "true"}}}]})
+SCOPED = json.dumps({"Version": "2012-10-17", "Statement": [
+    {"Sid": "Scoped", "Effect": "Allow", "Action": "*", "Resource": "arn:aws:s3:::one-bucket/*"}]})
+NO_RESOURCE = json.dumps({"Version": "2012-10-17", "Statement": [
+    {"Sid": "NoResource", "Effect": "Allow", "Action": ["s3:GetObject", "*"]}]})
+
+
+def eks_public(cidrs: list[str]) -> dict:
+    return {"vpcConfig.endpointPublicAccess": True, "vpcConfig.publicAccessCidrs": cidrs}
+
+
+def gke_public(blocks: list[str]) -> dict:
+    return {"privateClusterConfig.enablePrivateEndpoint": False,
+            "masterAuthorizedNetworksConfig": {"cidrBlocks": [{"cidrBlock": b} for b in blocks]}}
+
+
+def aks_public(ranges: list[str]) -> dict:
+    return {"apiServerAccessProfile": {"enablePrivateCluster": False, "authorizedIpRanges": ranges}}
+
+
+def sse(algorithm: str, key: object) -> dict:
+    rule: dict = {"sseAlgorithm": algorithm}
+    if key is not None:
+        rule["kmsMasterKeyId"] = key
+    return {"rules.0.applyServerSideEncryptionByDefault": rule}
+
+
+PNP = "private-cluster-endpoint"
+ONE = "gpu-pool-one-node-at-a-time"
+CASES = [
+    # EKS endpoint: public through the CIDR list is only as open as the list
+    case(PNP, "aws-train", k.EKS, eks_public(["203.0.113.0/24"]), label="eks-narrow-cidr"),
+    case(PNP, "aws-train", k.EKS, eks_public(["0.0.0.0/0"]), EKS_OPEN.format("['0.0.0.0/0']"), label="eks-open-cidr"),
+    case(PNP, "aws-train", k.EKS, eks_public(["203.0.113.0/24", "0.0.0.0/0"]),
+         EKS_OPEN.format("['203.0.113.0/24', '0.0.0.0/0']"), label="eks-open-cidr-second"),
+    case(PNP, "aws-train", k.EKS, eks_public([]), EKS_OPEN.format("the internet"), label="eks-no-cidrs"),
+    case(PNP, "aws-train", k.EKS,
+         {"vpcConfig.endpointPublicAccess": False, "vpcConfig.publicAccessCidrs": ["0.0.0.0/0"]},
+         label="eks-private-ignores-cidrs"),
+    case(PNP, "gke", k.GKE, gke_public(["203.0.113.0/24"]), label="gke-narrow-cidr"),
+    case(PNP, "gke", k.GKE, gke_public(["203.0.113.0/24", "0.0.0.0/0"]), GKE_OPEN, label="gke-open-cidr"),
+    case(PNP, "aks", k.AKS, aks_public(["203.0.113.0/24"]), label="aks-narrow-range"),
+    case(PNP, "aks", k.AKS, aks_public(["0.0.0.0/0"]), AKS_OPEN, label="aks-open-range"),
+    # S3 default encryption: aws:kms without a customer key is the AWS-managed key
+    case("bucket-customer-managed-key", "aws-train", k.SSE, sse("aws:kms", None), S3_KEY, on=k.BUCKET,
+         label="kms-without-key"),
+    case("bucket-customer-managed-key", "aws-train", k.SSE, sse("aws:kms:dsse", "arn:aws:kms:us-east-1:1:key/x"),
+         on=k.BUCKET, label="dsse-with-key"),
+    case("bucket-customer-managed-key", "aws-train", k.SSE, sse("AES256", "arn:aws:kms:us-east-1:1:key/x"), S3_KEY,
+         on=k.BUCKET, label="aes-with-key"),
+    case("bucket-customer-managed-key", "aws-train", k.SSE, DROP, S3_KEY, on=k.BUCKET, label="no-sse-resource"),
+    # IMDS hop limit: at most max_hop_limit (default 1)
+    case("imdsv2-required", "aws-train", k.LT_H100, {"metadataOptions.httpPutResponseHopLimit": 1}, label="hop-1"),
+    case("imdsv2-required", "aws-train", k.LT_H100, {"metadataOptions.httpPutResponseHopLimit": 2},
+         "metadata hop limit 2 lets pods reach node credentials; at most 1", label="hop-2"),
+    case("imdsv2-required", "aws-train", k.LT_H100, {"metadataOptions.httpPutResponseHopLimit": 2},
+         config={"imdsv2-required": {"max_hop_limit": 2}}, label="hop-2-limit-2"),
+    case("imdsv2-required", "aws-train", k.LT_H100, {"metadataOptions.httpPutResponseHopLimit": 3},
+         "metadata hop limit 3 lets pods reach node credentials; at most 2",
+         config={"imdsv2-required": {"max_hop_limit": 2}}, label="hop-3-limit-2"),
+    case("imdsv2-required", "aws-train", k.LT_H100, {"metadataOptions.httpTokens": DROP},
+         "IMDSv1 is allowed (metadataOptions.httpTokens: None): set it to 'required'", label="tokens-unset"),
+    # storage TLS: the minimum version, and plain HTTP
+    case("tls-minimum-version", "aks", k.STORAGE, {"minimumTlsVersion": "TLS1_1"},
+         "accepts TLS1_1; the minimum is TLS1_2 (minimumTlsVersion)", label="tls-1.1"),
+    case("tls-minimum-version", "aks", k.STORAGE, {"minimumTlsVersion": "TLS1_3"},
+         config={"tls-minimum-version": {"minimum_tls_version": "TLS1_3"}}, label="tls-1.3-min-1.3"),
+    case("tls-minimum-version", "aks", k.STORAGE, {"minimumTlsVersion": "TLS1_2"},
+         "accepts TLS1_2; the minimum is TLS1_3 (minimumTlsVersion)",
+         config={"tls-minimum-version": {"minimum_tls_version": "TLS1_3"}}, label="tls-1.2-min-1.3"),
+    case("tls-minimum-version", "aks", k.STORAGE, {"minimumTlsVersion": DROP},
+         "accepts TLS1_0; the minimum is TLS1_2 (minimumTlsVersion)", label="tls-unset"),
+    case("tls-minimum-version", "aks", k.STORAGE, {"enableHttpsTrafficOnly": False},
+         "accepts plain HTTP (enableHttpsTrafficOnly: false)", label="plain-http"),
+    # S3 TLS-only: a Deny on SecureTransport *true* denies the wrong requests
+    case("bucket-tls-only", "aws-train", k.TLS_ONLY, {"policy": NOT_TLS},
+         "no bucket policy denies requests without TLS (aws:SecureTransport: false)", on=k.BUCKET,
+         label="deny-on-true"),
+    # IAM wildcards: every action on one resource is scoped; no Resource at all means every resource
+    case("iam-no-wildcard-admin", "aws-train", k.NODE_ROLE, {"inlinePolicies": [{"name": "s", "policy": SCOPED}]},
+         label="scoped-resource"),
+    case("iam-no-wildcard-admin", "aws-train", k.NODE_ROLE, {"inlinePolicies": [{"name": "n", "policy": NO_RESOURCE}]},
+         "statement 'NoResource' allows every action on every resource", label="action-list-no-resource"),
+    case("iam-no-wildcard-admin", "gke", k.GCP_IAM, {"role": "roles/owner"},
+         "grants a primitive / owner role (roles/owner); grant a narrower predefined role", label="owner"),
+    case("iam-no-wildcard-admin", "gke", k.GCP_IAM, {"role": "roles/viewer"}, label="viewer"),
+    # one node at a time: EKS maxUnavailable, GKE maxSurge + maxUnavailable, AKS maxSurge (+ maxUnavailable)
+    case(ONE, "aws-train", k.NG_H100, {"updateConfig.maxUnavailable": 1}, label="eks-1"),
+    case(ONE, "aws-train", k.NG_H100, {"updateConfig.maxUnavailable": 2},
+         config={ONE: {"max_nodes_at_a_time": 2}}, label="eks-2-limit-2"),
+    case(ONE, "aws-train", k.NG_H100, {"updateConfig.maxUnavailable": 3},
+         "updates take 3 nodes down at once; at most 2",
+         config={ONE: {"max_nodes_at_a_time": 2}}, label="eks-3-limit-2"),
+    case(ONE, "dev", k.DEV_NG, {"updateConfig.maxUnavailable": 3}, label="eks-spot-exempt"),
+    case(ONE, "gke", k.GKE_POOL, {"upgradeSettings": {"maxSurge": 0, "maxUnavailable": 1, "strategy": "SURGE"}},
+         label="gke-unavailable-1"),
+    case(ONE, "gke", k.GKE_POOL, {"upgradeSettings": {"maxSurge": 0, "maxUnavailable": 2, "strategy": "SURGE"}},
+         "upgrades replace 2 nodes at a time (maxSurge 0 + maxUnavailable 2); at most 1, strategy SURGE",
+         label="gke-unavailable-2"),
+    case(ONE, "gke", k.GKE_POOL, {"upgradeSettings": {"maxSurge": 1, "maxUnavailable": 1, "strategy": "SURGE"}},
+         "upgrades replace 2 nodes at a time (maxSurge 1 + maxUnavailable 1); at most 1, strategy SURGE",
+         label="gke-surge-1-unavailable-1"),
+    case(ONE, "gke", k.GKE_POOL, {"upgradeSettings": {"maxSurge": 1, "maxUnavailable": 1, "strategy": "SURGE"}},
+         config={ONE: {"max_nodes_at_a_time": 2}}, label="gke-2-limit-2"),
+    case(ONE, "gke", k.GKE_POOL, {"upgradeSettings.strategy": "BLUE_GREEN"},
+         "upgrades replace 1 nodes at a time (maxSurge 1 + maxUnavailable 0); at most 1, strategy SURGE",
+         label="gke-blue-green"),
+    case(ONE, "aks", k.AKS_POOL, {"upgradeSettings": {"maxSurge": "0", "maxUnavailable": "1"}},
+         label="aks-unavailable-1"),
+    case(ONE, "aks", k.AKS_POOL, {"upgradeSettings": {"maxSurge": "1", "maxUnavailable": "1"}},
+         "upgrades drain maxSurge 1 + maxUnavailable 1 nodes at a time; set upgradeSettings.maxSurge to '1' (or "
+         "maxSurge '0' and maxUnavailable '1')", label="aks-surge-1-unavailable-1"),
+    case(ONE, "aks", k.AKS_POOL, {"upgradeSettings": DROP},
+         "upgrades drain maxSurge 10% (the default) + maxUnavailable 0 nodes at a time; set upgradeSettings.maxSurge "
+         "to '1' (or maxSurge '0' and maxUnavailable '1')", label="aks-default-surge"),
+    # GPU cap: the stack's GPUs at max nodes (aws-train: 16 x 8 H100 + 4 x 8 A100 = 160)
+    case("stack-gpu-cap", "aws-train", k.NG_H100, {}, config={"stack-gpu-cap": {"max_gpus": 160}}, on=None,
+         label="cap-at-total"),
+    case("stack-gpu-cap", "aws-train", k.NG_H100, {},
+         "the stack asks for up to 160 GPUs (every pool at its max nodes); the cap is 159",
+         config={"stack-gpu-cap": {"max_gpus": 159}}, on=None, label="cap-below-total"),
+    # spot: the pool id or its bare name may be allowed
+    case("spot-only-where-allowed", "aws-train", k.NG_A100, {"capacityType": "SPOT"},
+         config={"spot-only-where-allowed": {"spot_pools": ["a100-eval"]}}, label="spot-bare-name"),
+    case("spot-only-where-allowed", "aws-train", k.NG_A100, {"capacityType": "SPOT"},
+         config={"spot-only-where-allowed": {"spot_pools": ["*"]}}, label="spot-any"),
+]
