@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,11 @@ import pytest
 
 from gpufleet.capture import Graph, Resource, run_program
 from stacks.config import CONFIG_KEY, STACKS_DIR, read_stack_config, stack_file
+
+# rich wraps at the console width, read from COLUMNS when a Console is created (the CLIs create theirs at import)
+# and otherwise from the terminal: fix it before any test module imports a CLI, so text matches do not depend on
+# the terminal, on -n 2 or on which file runs first. TERMINAL_WIDTH is the same for typer's --help panels.
+os.environ["COLUMNS"] = os.environ["TERMINAL_WIDTH"] = "200"
 
 Capture = Callable[[dict[str, Any]], Graph]
 
