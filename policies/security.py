@@ -47,10 +47,10 @@ def private_endpoint(r: Node, config: Config) -> Iterable[str]:
             yield "the GKE control plane has a public endpoint open to any address: set " \
                   "privateClusterConfig.enablePrivateEndpoint, or masterAuthorizedNetworksConfig.cidrBlocks"
     if r.type == AKS_CLUSTER and not truthy(get(r.props, "apiServerAccessProfile.enablePrivateCluster")):
-        ranges = items(get(r.props, "apiServerAccessProfile.authorizedIpRanges"))
+        ranges = items(get(r.props, "apiServerAccessProfile.authorizedIPRanges"))
         if not ranges or OPEN in ranges:
             yield "the AKS API server is public to any address: set apiServerAccessProfile.enablePrivateCluster, " \
-                  "or authorizedIpRanges"
+                  "or authorizedIPRanges"
 
 
 def no_public_node_ips(r: Node, config: Config) -> Iterable[str]:

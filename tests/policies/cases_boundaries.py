@@ -12,7 +12,7 @@ EKS_OPEN = ("the EKS API endpoint is public to {}: set endpoint: private, or lis
 GKE_OPEN = ("the GKE control plane has a public endpoint open to any address: set "
             "privateClusterConfig.enablePrivateEndpoint, or masterAuthorizedNetworksConfig.cidrBlocks")
 AKS_OPEN = ("the AKS API server is public to any address: set apiServerAccessProfile.enablePrivateCluster, or "
-            "authorizedIpRanges")
+            "authorizedIPRanges")
 S3_KEY = "no server-side encryption configuration with aws:kms and a customer key (kmsMasterKeyId)"
 NOT_TLS = json.dumps({"Version": "2012-10-17", "Statement": [
     {"Sid": "DenyPlainHttp", "Effect": "Deny", "Principal": "*", "Action": "s3:*", "Resource": "*",
@@ -33,7 +33,9 @@ def gke_public(blocks: list[str]) -> dict:
 
 
 def aks_public(ranges: list[str]) -> dict:
-    return {"apiServerAccessProfile": {"enablePrivateCluster": False, "authorizedIpRanges": ranges}}
+    # the wire name of ManagedClusterAPIServerAccessProfileArgs.authorized_ip_ranges in the installed SDK:
+    # @pulumi.getter(name="authorizedIPRanges") (pulumi_azure_native/containerservice/_inputs.py)
+    return {"apiServerAccessProfile": {"enablePrivateCluster": False, "authorizedIPRanges": ranges}}
 
 
 def sse(algorithm: str, key: object) -> dict:

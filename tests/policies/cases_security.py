@@ -17,7 +17,7 @@ CASES = [
          "privateClusterConfig.enablePrivateEndpoint, or masterAuthorizedNetworksConfig.cidrBlocks"),
     case("private-cluster-endpoint", "aks", k.AKS, {"apiServerAccessProfile.enablePrivateCluster": False},
          "the AKS API server is public to any address: set apiServerAccessProfile.enablePrivateCluster, "
-         "or authorizedIpRanges"),
+         "or authorizedIPRanges"),
     case("no-public-node-ips", "aws-train", k.LT_H100, {"networkInterfaces.0.associatePublicIpAddress": "true"},
          "network interface on card 0 gets a public IP (associatePublicIpAddress: true); nodes reach the "
          "internet through the NAT gateway"),
