@@ -6,21 +6,25 @@ from __future__ import annotations
 
 import pytest
 
-from components.azure.keys import KEY_SIZE_BITS, ROTATE_AFTER
-from components.azure.lustre import HPC_CACHE_RP_APP_ID
-from components.azure.roles import (
-    KEY_VAULT_CONTRIBUTOR,
-    KEY_VAULT_CRYPTO_SERVICE_ENCRYPTION_USER,
-    KEY_VAULT_CRYPTO_USER,
-    STORAGE_ACCOUNT_CONTRIBUTOR,
-    STORAGE_BLOB_DATA_CONTRIBUTOR,
-)
 from gpufleet.capture import Graph, Resource, run_program
 from gpufleet.fakes.azure import TENANT, identity_principal_id, service_principal_object_id
 from stacks.config import CONFIG_KEY
 from tests.conftest import Capture, example_fleet, of_type, one
 
 KEYS = "train-keys"
+# Expected values typed in from the documentation, never imported from the code under test.
+# Built-in role definition ids: https://learn.microsoft.com/azure/role-based-access-control/built-in-roles
+STORAGE_ACCOUNT_CONTRIBUTOR = "17d1049b-9a84-46fb-8f53-869881c3d3ab"
+STORAGE_BLOB_DATA_CONTRIBUTOR = "ba92f5b4-2d11-453d-a403-e96b0029c9fe"
+KEY_VAULT_CRYPTO_USER = "12338af0-0e69-4776-bea7-57ae8d297424"
+KEY_VAULT_CRYPTO_SERVICE_ENCRYPTION_USER = "e147488a-f6f5-4113-8e2d-b22465e65bf6"
+KEY_VAULT_CONTRIBUTOR = "f25e0fa2-a7c8-4377-a976-54943a77a395"
+# The "HPC Cache Resource Provider" application Managed Lustre's blob integration runs as:
+# https://learn.microsoft.com/azure/azure-managed-lustre/amlfs-prerequisites
+HPC_CACHE_RP_APP_ID = "4392ab71-2ce2-4b0d-8770-b352745c73f5"
+# AKS KMS etcd encryption takes RSA keys of 2048 bits (https://learn.microsoft.com/azure/aks/use-kms-etcd-encryption);
+# ISO 8601 "P1Y": Key Vault rotates a year after creation (the project's documented choice, components/azure/keys.py)
+KEY_SIZE_BITS, ROTATE_AFTER = 2048, "P1Y"
 
 
 @pytest.fixture(scope="module")
