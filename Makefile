@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: preview test lint bench clean
+.PHONY: preview test lint bench mutations clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,10 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/preview_bench.py
 	$(BIN)/python benchmarks/capacity_bench.py
+	GPUFLEET_INVARIANTS=long $(BIN)/python -m pytest -n 2 tests/invariants
+
+mutations: $(STAMP)
+	$(BIN)/python benchmarks/mutations.py --out mutations.md
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
