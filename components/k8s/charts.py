@@ -20,5 +20,6 @@ EFA_DEVICE_PLUGIN = pinned("aws-efa-k8s-device-plugin")
 FSX_CSI = pinned("aws-fsx-csi-driver")
 KUEUE = pinned("kueue")
 KUBE_PROMETHEUS_STACK = pinned("kube-prometheus-stack")
+CHAOS_MESH = pinned("chaos-mesh")  # only where a network profile is enabled (components/k8s/chaos.py)
 
-ALL = (GPU_OPERATOR, NETWORK_OPERATOR, EFA_DEVICE_PLUGIN, FSX_CSI, KUEUE, KUBE_PROMETHEUS_STACK)
+ALL = (GPU_OPERATOR, NETWORK_OPERATOR, EFA_DEVICE_PLUGIN, FSX_CSI, KUEUE, KUBE_PROMETHEUS_STACK, CHAOS_MESH)

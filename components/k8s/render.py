@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from components.fleet import Cluster
-from components.k8s import healthgate, interconnect, kueue, nvidia, observability, storage
+from components.k8s import chaos, healthgate, interconnect, kueue, nvidia, observability, storage
 from components.k8s.inputs import AddonInputs
 from components.k8s.model import Rendered
 
@@ -20,4 +20,5 @@ def render(cluster: Cluster, inputs: AddonInputs) -> Rendered:
     out.extend(kueue.kueue(cluster, monitoring))
     out.extend(storage.lustre(cluster, inputs.lustre, kueue.team_namespaces(cluster) or ["default"]))
     out.extend(healthgate.health_gate(cluster))
+    out.extend(chaos.network_chaos(cluster))
     return out
