@@ -1,7 +1,8 @@
-"""Offline preview cost per resource, against bare Pulumi mock registration of the same resources.
+"""Offline preview cost per resource, against bare Pulumi mock registration of the same resources; and
+`gpufleet preview --all` on the example stacks one stack at a time (`-j 1`) against one process per core (`-j 0`).
 
-Both sides run the same generated program (N security groups, each with an ingress rule depending on it)
-in this process, one after the other, so the ratio is measured side by side. Run: `make bench`.
+Both sides of each comparison run in the same invocation, one after the other, so the ratios are measured side by
+side (on a shared machine, absolute seconds say little; CPU seconds are printed too). Run: `make bench`.
 """
 
 from __future__ import annotations
@@ -9,7 +10,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import os
+import resource
 import runpy
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -66,12 +71,44 @@ def timed(fn: Any, program: Path, repeats: int) -> float:
     return best
 
 
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def cli_run(jobs: int) -> tuple[float, float, bytes]:
+    """(wall s, CPU s of the children, stdout) of `gpufleet preview --all --format json --no-policies -j JOBS`."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "gpufleet.cli", "preview", "--all", "--format", "json",
+                           "--no-policies", "-j", str(jobs)], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, check=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), done.stdout
+
+
+def cli_bench(console: Console) -> None:
+    serial, parallel = cli_run(1), cli_run(0)
+    table = Table(title=f"gpufleet preview --all (example stacks, {os.cpu_count()} cores, load "
+                        f"{os.getloadavg()[0]:.1f})")
+    for col in ("run", "wall s", "CPU s", "speed-up"):
+        table.add_column(col, justify="right")
+    table.add_row("-j 1 (one at a time)", f"{serial[0]:.1f}", f"{serial[1]:.1f}", "1.00x")
+    table.add_row("-j 0 (one process per core)", f"{parallel[0]:.1f}", f"{parallel[1]:.1f}",
+                  f"{serial[0] / parallel[0]:.2f}x")
+    console.print(table)
+    console.print("identical output" if serial[2] == parallel[2] else "[red]OUTPUT DIFFERS[/]")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 1000, 10000])
     parser.add_argument("--repeats", type=int, default=3, help="best of N per size (1 for the largest)")
+    parser.add_argument("--cli-only", action="store_true", help="only the `preview --all` comparison")
     args = parser.parse_args()
     console = Console()
+    cli_bench(console)
+    if args.cli_only:
+        return
     rows = []
     with tempfile.TemporaryDirectory() as tmp, Progress(console=console) as progress:
         task = progress.add_task("previewing", total=len(args.sizes))

@@ -14,8 +14,8 @@ from capacity.cli import app as capacity_app
 from gpufleet import diff_cli
 from gpufleet.capture import ProgramError
 from gpufleet.netsim.cli import netsim_app
+from gpufleet.parallel import preview_many
 from gpufleet.policy_cli import check_previews, policy_app, verdicts_document
-from gpufleet.preview import preview_stack
 from gpufleet.render import print_preview
 from gpufleet.stackdir import check_names, known_stacks
 from stacks.config import STACKS_DIR
@@ -50,6 +50,8 @@ def preview(
                                            "violation.")] = True,
     policy_config: Annotated[Path | None, typer.Option("--policy-pack-config", help="Policy config JSON, as for "
                                                        "`pulumi preview --policy-pack-config`.")] = None,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Stacks previewed at once, each in its own process "
+                                      "(0: one per CPU core).")] = 0,
 ) -> None:
     """Show what a stack declares, without credentials: its real program runs under Pulumi's mock runtime.
 
@@ -58,14 +60,11 @@ def preview(
     """
     names = _stacks(stack, all_stacks, stacks_dir)
     previews = []
-    for i, name in enumerate(names, 1):
-        if len(names) > 1:  # progress on stderr: stdout stays the document
-            errors.print(f"[dim][{i}/{len(names)}] previewing {name}…[/]")
-        try:
-            previews.append(preview_stack(name, stacks_dir))
-        except ProgramError as err:
-            errors.print(f"[red]stack {name}:[/] {err}")
-            raise typer.Exit(2) from None
+    for name, found in preview_many(names, stacks_dir, jobs, lambda line: errors.print(f"[dim]{line}[/]")):
+        if isinstance(found, ProgramError):
+            errors.print(f"[red]stack {name}:[/] {found}")
+            raise typer.Exit(2)
+        previews.append(found)
     documents = [p.document() for p in previews]
     if fmt is Format.TEXT:
         for p in previews:

@@ -1,0 +1,39 @@
+"""Stacks previewed in parallel processes come back in the order they were named, whatever order they finish in,
+and a failing program comes back as its ProgramError. The preview itself is replaced by a FAKE (forked children
+inherit the patch) so this stays fast; the real previews' identity is checked by `make bench`."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from gpufleet import parallel
+from gpufleet.capture import ProgramError
+from gpufleet.preview import Preview
+
+
+def fake_preview(name: str, stacks_dir: Path) -> Preview:  # FAKE: the first stack finishes last
+    time.sleep({"a": 0.6, "b": 0.0, "c": 0.2}.get(name, 0.0))
+    if name == "boom":
+        raise ProgramError("the stack program failed under the offline preview: boom", 3)
+    return Preview(stack=name, errors=[f"from {stacks_dir}"])
+
+
+def test_results_keep_the_named_order_and_failures(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(parallel, "preview_stack", fake_preview)
+    lines: list[str] = []
+    got = list(parallel.preview_many(["a", "boom", "b", "c"], tmp_path, jobs=2, progress=lines.append))
+    assert [n for n, _ in got] == ["a", "boom", "b", "c"]
+    assert [r.stack for n, r in got if isinstance(r, Preview)] == ["a", "b", "c"]
+    assert isinstance(got[1][1], ProgramError) and "boom" in str(got[1][1])
+    assert got[0][1].errors == [f"from {tmp_path}"]
+    assert lines[0] == "previewing 4 stacks, 2 at a time…" and len(lines) == 5
+    serial = list(parallel.preview_many(["a", "b"], tmp_path, jobs=1))
+    assert [r.stack for _, r in serial] == ["a", "b"]
+
+
+@pytest.mark.parametrize(("jobs", "stacks", "expected"), [(1, 4, 1), (3, 2, 2), (2, 4, 2), (5, 1, 1)])
+def test_workers_never_exceed_the_stacks(jobs: int, stacks: int, expected: int) -> None:
+    assert parallel.workers(jobs, stacks) == expected
