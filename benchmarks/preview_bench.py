@@ -80,7 +80,9 @@ def cli_run(jobs: int) -> tuple[float, float, bytes]:
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "gpufleet.cli", "preview", "--all", "--format", "json",
                            "--no-policies", "-j", str(jobs)], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
-                          capture_output=True, check=True)
+                          capture_output=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"preview -j {jobs} exited {done.returncode}: {done.stderr.decode()[-2000:]}")
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), done.stdout
