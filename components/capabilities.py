@@ -66,6 +66,12 @@ class CloudCapabilities:
     reservation_id_pattern: str = ""  # capacity.id for reservations; a named group "zone" pins the zone
     reservation_id_example: str = ""
     spot_price_cap: bool = True  # can spot capacity carry a maximum price
+    spot_price_cap_why: str = ""  # why not, with the source
+    admin_pattern: str = ""  # a cluster admin principal ("" : any value)
+    admin_example: str = ""
+    admins_required: str = ""  # why a cluster without admins is unusable here ("" : it is not)
+    min_zones: int = 1  # zones (subnets) the control plane needs
+    min_zones_why: str = ""
     scale_from_zero: frozenset[CapacityType] = frozenset()  # capacity types whose pools must have min 0
     capacity_for: dict[str, frozenset[CapacityType]] = field(default_factory=dict)  # machine prefix -> only these
     pool_name_pattern: str = ""  # the cloud's own node pool naming rule, stricter than the neutral one
@@ -103,6 +109,28 @@ CAPABILITIES: dict[Cloud, CloudCapabilities] = {
                       for t in (125, 250, 500, 1000)},
         network_id_pattern=r"^vpc-[0-9a-f]{8,17}$",
         network_id_example="vpc-0123456789abcdef0",
+        # https://docs.aws.amazon.com/accounts/latest/reference/manage-acct-identifiers.html: 12 digits
+        account_kind="account id",
+        account_pattern=r"^[0-9]{12}$",
+        account_example="123456789012",
+        # On-Demand Capacity Reservations and Capacity Blocks share the id form cr- + 17 hex digits:
+        # https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_CapacityReservation.html
+        reservation_id_pattern=r"^cr-[0-9a-f]{17}$",
+        reservation_id_example="cr-0123456789abcdef0",
+        spot_price_cap=False,
+        spot_price_cap_why="EKS managed node groups buy spot through capacityType SPOT and refuse spot market "
+                           "options (RequestSpotInstances) in their launch template, so no maximum price can be "
+                           "set: https://docs.aws.amazon.com/eks/latest/APIReference/API_LaunchTemplateSpecification"
+                           ".html",
+        # EKS access entries take IAM role or user ARNs:
+        # https://docs.aws.amazon.com/eks/latest/userguide/creating-access-entries.html
+        admin_pattern=r"^arn:aws(-cn|-us-gov)?:iam::[0-9]{12}:(role|user)/[A-Za-z0-9+=,.@_/-]{1,512}$",
+        admin_example="arn:aws:iam::123456789012:role/ml-platform-admin",
+        admins_required="the cluster uses API access entries without bootstrapping its creator as admin, so "
+                        "without admins nobody can reach the Kubernetes API",
+        min_zones=2,
+        min_zones_why="the EKS control plane needs subnets in at least two Availability Zones: "
+                      "https://docs.aws.amazon.com/eks/latest/userguide/network-reqs.html",
     ),
     Cloud.GCP: CloudCapabilities(
         cloud=Cloud.GCP,
@@ -137,6 +165,10 @@ CAPABILITIES: dict[Cloud, CloudCapabilities] = {
         reservation_id_example="h100-resv, projects/shared-capacity/reservations/h100-resv or "
                                "projects/p/zones/us-central1-a/reservations/h100-resv",
         spot_price_cap=False,  # Spot VMs have no bid price on GCP
+        # a Google group email (the default kind) or a kind-prefixed IAM member
+        admin_pattern=r"^((user|group|serviceAccount):)?[^@\s:]+@[^@\s]+\.[a-z]{2,}$|^(principal|principalSet):"
+                      r"//\S+$|^domain:[^@\s]+\.[a-z]{2,}$",
+        admin_example="ml-platform-admins@example.com or user:alice@example.com",
         scale_from_zero=frozenset({CapacityType.FLEX_START}),  # nodes arrive only through ProvisioningRequests
         # A3 Ultra and A4 are not sold on demand: https://cloud.google.com/compute/docs/instances/choose-consumption-option
         capacity_for={prefix: frozenset({CapacityType.RESERVATION, CapacityType.FLEX_START, CapacityType.SPOT})
@@ -169,6 +201,9 @@ CAPABILITIES: dict[Cloud, CloudCapabilities] = {
                                r"Microsoft\.Compute/capacityReservationGroups/[^/]+$",
         reservation_id_example="/subscriptions/<uuid>/resourceGroups/<rg>/providers/Microsoft.Compute/"
                                "capacityReservationGroups/<name>",
+        # AKS admin groups are Entra ID group object ids (aadProfile.adminGroupObjectIDs)
+        admin_pattern=r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
+        admin_example="5b8f3c2e-7a41-4d6b-9e0f-2c3d4e5f6a7b",
         # https://learn.microsoft.com/azure/aks/create-node-pools (Linux pools: 1-12 characters)
         pool_name_pattern=r"^[a-z][a-z0-9]{0,11}$",
         pool_name_rule="AKS node pool names are 1-12 lowercase letters and digits, starting with a letter, no dashes",

@@ -6,7 +6,6 @@ capabilities is checked here. Nothing is registered with Pulumi until this retur
 
 from __future__ import annotations
 
-import ipaddress
 import re
 import types
 import typing
@@ -17,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from components import catalog, network_profiles
+from components import validate_access as access
 from components.capabilities import CloudCapabilities, capabilities
 from components.catalog import Cloud, Fabric, MachineType
 from components.errors import SpecError, SpecProblem, did_you_mean, format_path, unknown_name
@@ -153,17 +153,19 @@ def _known_regions(cloud: Cloud) -> dict[str, set[str]]:
 
 def _check_cluster(cloud: Cloud, caps: CloudCapabilities, c: ClusterSpec, path: str) -> Problems:
     regions = _known_regions(cloud)
-    if c.region not in regions:
+    if c.region not in regions:  # the checks that do not need the region go on: every problem at once
         yield unknown_name(f"{path}.region", f"{cloud.title} region with GPU offerings", c.region, sorted(regions))
-        return
-    for j, zone in enumerate(c.zones):
-        if zone not in regions[c.region]:
-            yield unknown_name(f"{path}.zones[{j}]", f"zone of {c.region}", zone, sorted(regions[c.region]))
+    else:
+        for j, zone in enumerate(c.zones):
+            if zone not in regions[c.region]:
+                yield unknown_name(f"{path}.zones[{j}]", f"zone of {c.region}", zone, sorted(regions[c.region]))
+    yield from access.check_zones(caps, c, path)
+    yield from access.check_admins(caps, c, path)
     if c.kubernetes_version not in caps.kubernetes_versions:
         yield SpecProblem(f"{path}.kubernetes_version",
                           f"{c.kubernetes_version!r} is not a supported {cloud.title} Kubernetes version.",
                           f"Use one of {', '.join(caps.kubernetes_versions)}.")
-    yield from _check_endpoint(c, path)
+    yield from access.check_endpoint(c, path)
     if c.addons.gpu_driver == "operator" and caps.operator_driver_refused:
         yield SpecProblem(f"{path}.addons.gpu_driver", f"'operator' is not available on {cloud.title}: "
                           f"{caps.operator_driver_refused}.", "Set gpu_driver: cloud.")
@@ -181,25 +183,6 @@ def _check_cluster(cloud: Cloud, caps: CloudCapabilities, c: ClusterSpec, path: 
     yield from _check_storage(caps, c, f"{path}.storage")
     yield from _check_kueue(cloud, c, f"{path}.addons.kueue_teams")
     yield from network_profiles.check(c, path)
-
-
-def _check_endpoint(c: ClusterSpec, path: str) -> Problems:
-    where = f"{path}.public_access_cidrs"
-    if c.endpoint == "private" and c.public_access_cidrs:
-        yield SpecProblem(where, "is set but the endpoint is private.",
-                          "Remove it, or set endpoint: public to open the API server to these ranges.")
-    if c.endpoint == "public" and not c.public_access_cidrs:
-        yield SpecProblem(where, "is empty: a public endpoint would be open to the whole internet.",
-                          "List the office/VPN CIDRs that may reach the API server.")
-    for k, cidr in enumerate(c.public_access_cidrs):
-        try:
-            net = ipaddress.ip_network(cidr, strict=False)
-        except ValueError:
-            yield SpecProblem(f"{where}[{k}]", f"{cidr!r} is not a CIDR.", "Write it like 203.0.113.0/24.")
-            continue
-        if net.prefixlen == 0:
-            yield SpecProblem(f"{where}[{k}]", f"{cidr!r} opens the API server to everyone.",
-                              "Use narrower ranges, or keep the endpoint private.")
 
 
 def _check_nodes(nodes: Any, path: str) -> Problems:
@@ -255,15 +238,15 @@ def _check_pool(cloud: Cloud, caps: CloudCapabilities, c: ClusterSpec, pool: Nod
     if machine is None:
         return
     offered = catalog.regions(cloud, machine.name)
-    if c.region not in offered:
+    # an unknown region is reported once, by the cluster; the pool's other checks still run
+    if c.region in _known_regions(cloud) and c.region not in offered:
         yield SpecProblem(f"{path}.machine_type", f"{machine.name} is not offered in {c.region}.",
                           f"Regions that offer it: {', '.join(sorted(offered)) or 'none known'}.")
-        return
     zone = pool.zone or c.zones[0]
     if pool.zone and pool.zone not in c.zones:
         yield SpecProblem(f"{path}.zone", f"{zone!r} is not one of the cluster's zones ({', '.join(c.zones)}).",
                           "Add it to the cluster's zones or pick one of them.")
-    elif zone not in offered[c.region]:
+    elif c.region in offered and zone not in offered[c.region]:
         yield SpecProblem(f"{path}.zone" if pool.zone else f"{path}.machine_type",
                           f"{machine.name} is not offered in zone {zone}.",
                           f"Zones of {c.region} that offer it: {', '.join(offered[c.region])}; set zone.")
@@ -306,7 +289,7 @@ def _check_capacity(cloud: Cloud, caps: CloudCapabilities, pool: NodePoolSpec, m
     if sold_as is not None and cap.type not in sold_as:
         yield SpecProblem(f"{path}.type", f"{machine.name} is not sold as {cap.type.value!r} capacity.",
                           f"Use one of {', '.join(sorted(t.value for t in sold_as))}.")
-    if cap.type is CapacityType.RESERVATION and cap.id and cap.id != PENDING_ID and caps.reservation_id_pattern:
+    if cap.type in caps.capacity_needs_id and cap.id and cap.id != PENDING_ID and caps.reservation_id_pattern:
         yield from _check_reservation_id(caps, cap.id, zone, f"{path}.id")
     if cap.type in caps.capacity_needs_id and not cap.id:
         yield SpecProblem(f"{path}.id", f"capacity type {cap.type.value!r} needs the reservation id.",
@@ -321,7 +304,8 @@ def _check_capacity(cloud: Cloud, caps: CloudCapabilities, pool: NodePoolSpec, m
         yield SpecProblem(f"{path}.max_usd_per_hour", "a price cap only applies to spot capacity.",
                           "Remove it, or set type: spot.")
     elif cap.max_usd_per_hour is not None and not caps.spot_price_cap:
-        yield SpecProblem(f"{path}.max_usd_per_hour", f"{cloud.title} spot capacity has no price cap; got "
+        why = f" ({caps.spot_price_cap_why})" if caps.spot_price_cap_why else ""
+        yield SpecProblem(f"{path}.max_usd_per_hour", f"{cloud.title} spot capacity has no price cap{why}; got "
                           f"{cap.max_usd_per_hour:g}.", "Remove it: spot nodes cost the current spot price.")
     if cap.type is CapacityType.CAPACITY_BLOCK and not machine.name.startswith(caps.capacity_blocks_for):
         yield SpecProblem(f"{path}.type", f"{machine.name} is not sold as a capacity block.",

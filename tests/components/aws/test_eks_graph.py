@@ -13,11 +13,19 @@ from tests.conftest import Capture, example_fleet, of_type, one
 EFA_MACHINES = [m for m in catalog.for_cloud(Cloud.AWS) if m.fabric is Fabric.EFA]
 
 
+def _second_zone(region: str, zone: str) -> str:
+    """Another zone of the region: the EKS control plane needs two."""
+    zones = {z for (cloud, _), regions in catalog.offerings().items() if cloud is Cloud.AWS
+             for z in regions.get(region, ())}
+    return sorted(zones - {zone})[0]
+
+
 def _fleet_with_pool(pool: dict[str, Any], region: str = "us-east-1", zone: str = "us-east-1a") -> dict[str, Any]:
     fleet = example_fleet("aws-train")
     cluster = fleet["clusters"][0]
-    cluster.update(region=region, zones=[zone], node_pools=[{"zone": zone, **pool}])
+    cluster.update(region=region, zones=[zone, _second_zone(region, zone)], node_pools=[{"zone": zone, **pool}])
     cluster["addons"]["kueue_teams"] = []
+    cluster.pop("network_profiles", None)
     cluster["storage"] = {"buckets": [{"name": "ckpt"}]}
     return fleet
 

@@ -1,0 +1,55 @@
+"""Cluster checks about who and where: the API endpoint's exposure, the admins' form (and whether a cluster
+without admins could be used at all), and the zones the control plane needs."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Iterator
+
+from components.capabilities import CloudCapabilities
+from components.errors import SpecProblem
+from components.spec import ClusterSpec
+
+Problems = Iterator[SpecProblem]
+
+
+def check_endpoint(c: ClusterSpec, path: str) -> Problems:
+    where = f"{path}.public_access_cidrs"
+    if c.endpoint == "private" and c.public_access_cidrs:
+        yield SpecProblem(where, "is set but the endpoint is private.",
+                          "Remove it, or set endpoint: public to open the API server to these ranges.")
+    if c.endpoint == "public" and not c.public_access_cidrs:
+        yield SpecProblem(where, "is empty: a public endpoint would be open to the whole internet.",
+                          "List the office/VPN CIDRs that may reach the API server.")
+    for k, cidr in enumerate(c.public_access_cidrs):
+        try:
+            net = ipaddress.ip_network(cidr, strict=False)
+        except ValueError:
+            yield SpecProblem(f"{where}[{k}]", f"{cidr!r} is not a CIDR.", "Write it like 203.0.113.0/24.")
+            continue
+        if net.prefixlen == 0:
+            yield SpecProblem(f"{where}[{k}]", f"{cidr!r} opens the API server to everyone.",
+                              "Use narrower ranges, or keep the endpoint private.")
+
+
+def check_admins(caps: CloudCapabilities, c: ClusterSpec, path: str) -> Problems:
+    title = caps.cloud.title
+    if not c.admins and caps.admins_required:
+        yield SpecProblem(f"{path}.admins", f"is empty, but on {title} {caps.admins_required}.",
+                          f"List at least one admin, like {caps.admin_example!r}.")
+    for k, admin in enumerate(c.admins):
+        if caps.admin_pattern and not re.match(caps.admin_pattern, admin):
+            yield SpecProblem(f"{path}.admins[{k}]", f"{admin!r} is not a {title} cluster admin principal.",
+                              f"Use the form {caps.admin_example!r}.")
+
+
+def check_zones(caps: CloudCapabilities, c: ClusterSpec, path: str) -> Problems:
+    distinct = list(dict.fromkeys(c.zones))
+    if len(distinct) != len(c.zones):
+        yield SpecProblem(f"{path}.zones", f"lists a zone twice: {', '.join(c.zones)}.", "List each zone once.")
+    if len(distinct) < caps.min_zones:
+        yield SpecProblem(f"{path}.zones", f"has {len(distinct)} zone(s) ({', '.join(distinct)}), but "
+                          f"{caps.min_zones_why}.",
+                          f"List at least {caps.min_zones} zones of {c.region}; GPU pools still run in the zone "
+                          "their `zone` names.")
