@@ -71,6 +71,8 @@ class CloudCapabilities:
     admin_example: str = ""
     admins_required: str = ""  # why a cluster without admins is unusable here ("" : it is not)
     min_zones: int = 1  # zones (subnets) the control plane needs
+    zone_name_pattern: str = ""  # a zone *name* where the catalogue keys zones by id ("": names are the keys)
+    zone_id_example: str = ""
     min_zones_why: str = ""
     scale_from_zero: frozenset[CapacityType] = frozenset()  # capacity types whose pools must have min 0
     capacity_for: dict[str, frozenset[CapacityType]] = field(default_factory=dict)  # machine prefix -> only these
@@ -128,6 +130,10 @@ CAPABILITIES: dict[Cloud, CloudCapabilities] = {
         admin_example="arn:aws:iam::123456789012:role/ml-platform-admin",
         admins_required="the cluster uses API access entries without bootstrapping its creator as admin, so "
                         "without admins nobody can reach the Kubernetes API",
+        # Zone names map to physical zones per account; zone ids (use1-az6) do not, so offerings and the spec use ids:
+        # https://docs.aws.amazon.com/ram/latest/userguide/working-with-az-ids.html
+        zone_name_pattern=r"^[a-z]{2}(-gov)?-[a-z]+-[0-9][a-z]$",
+        zone_id_example="use1-az6",
         min_zones=2,
         min_zones_why="the EKS control plane needs subnets in at least two Availability Zones: "
                       "https://docs.aws.amazon.com/eks/latest/userguide/network-reqs.html",

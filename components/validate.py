@@ -155,11 +155,7 @@ def _check_cluster(cloud: Cloud, caps: CloudCapabilities, c: ClusterSpec, path: 
     regions = _known_regions(cloud)
     if c.region not in regions:  # the checks that do not need the region go on: every problem at once
         yield unknown_name(f"{path}.region", f"{cloud.title} region with GPU offerings", c.region, sorted(regions))
-    else:
-        for j, zone in enumerate(c.zones):
-            if zone not in regions[c.region]:
-                yield unknown_name(f"{path}.zones[{j}]", f"zone of {c.region}", zone, sorted(regions[c.region]))
-    yield from access.check_zones(caps, c, path)
+    yield from access.check_zones(caps, c, path, regions.get(c.region))
     yield from access.check_admins(caps, c, path)
     if c.kubernetes_version not in caps.kubernetes_versions:
         yield SpecProblem(f"{path}.kubernetes_version",
@@ -172,10 +168,17 @@ def _check_cluster(cloud: Cloud, caps: CloudCapabilities, c: ClusterSpec, path: 
     if c.existing_network and not re.match(caps.network_id_pattern, c.existing_network):
         yield SpecProblem(f"{path}.existing_network", f"{c.existing_network!r} is not a {cloud.title} "
                           f"network id.", f"Use the form {caps.network_id_example}.")
-    if catalog.smallest_cpu(cloud, c.system_pool.vcpus, c.system_pool.memory_gib) is None:
+    system = catalog.smallest_cpu(cloud, c.system_pool.vcpus, c.system_pool.memory_gib)
+    if system is None:
         yield SpecProblem(f"{path}.system_pool", f"no {cloud.title} CPU machine type has "
                           f"{c.system_pool.vcpus} vCPUs and {c.system_pool.memory_gib} GiB.",
                           "Ask for at most 16 vCPUs and 64 GiB.")
+    elif c.region in regions:  # the system pool spreads over every cluster zone
+        offered = catalog.regions(cloud, system.name).get(c.region, ())
+        missing = [z for z in c.zones if z in regions[c.region] and z not in offered]
+        if missing:
+            yield SpecProblem(f"{path}.zones", f"the system pool's {system.name} is not offered in "
+                              f"{', '.join(missing)}.", f"Zones of {c.region} that offer it: {', '.join(offered)}.")
     yield from _check_nodes(c.system_pool.nodes, f"{path}.system_pool.nodes")
     yield from _duplicates(f"{path}.node_pools", "node pool", [p.name for p in c.node_pools])
     for j, pool in enumerate(c.node_pools):

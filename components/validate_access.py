@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 
 from components.capabilities import CloudCapabilities
-from components.errors import SpecProblem
+from components.errors import SpecProblem, unknown_name
 from components.spec import ClusterSpec
 
 Problems = Iterator[SpecProblem]
@@ -44,7 +44,16 @@ def check_admins(caps: CloudCapabilities, c: ClusterSpec, path: str) -> Problems
                               f"Use the form {caps.admin_example!r}.")
 
 
-def check_zones(caps: CloudCapabilities, c: ClusterSpec, path: str) -> Problems:
+def check_zones(caps: CloudCapabilities, c: ClusterSpec, path: str, known: set[str] | None) -> Problems:
+    """Zones of the region (``known``: every zone the catalogue has for it; None when the region is unknown)."""
+    for j, zone in enumerate(c.zones):
+        if caps.zone_name_pattern and re.match(caps.zone_name_pattern, zone):
+            yield SpecProblem(f"{path}.zones[{j}]", f"{zone!r} is a zone name; {caps.cloud.title} maps zone names to "
+                              "physical zones differently in every account, so zones are given by zone id "
+                              f"(like {caps.zone_id_example!r}).", "Find the id with: aws ec2 describe-availability-"
+                              f"zones --region {c.region} --query \"AvailabilityZones[?ZoneName=='{zone}'].ZoneId\"")
+        elif known is not None and zone not in known:
+            yield unknown_name(f"{path}.zones[{j}]", f"zone of {c.region}", zone, sorted(known))
     distinct = list(dict.fromkeys(c.zones))
     if len(distinct) != len(c.zones):
         yield SpecProblem(f"{path}.zones", f"lists a zone twice: {', '.join(c.zones)}.", "List each zone once.")

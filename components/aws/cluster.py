@@ -14,7 +14,9 @@ from components.kubeconfig import exec_kubeconfig
 LOG_TYPES = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
 LOG_RETENTION_DAYS = 90
 ADMIN_POLICY = "arn:{partition}:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
-MIN_VPC_CNI = (1, 18, 4)  # first VPC CNI release with the EFA-only interface support GPU nodes need
+# EFA-only interfaces (every card but the first on p5/p5en/p6) need VPC CNI 1.18.5 or later:
+# https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa-acc-inst-types.html#efa-only-interfaces
+MIN_VPC_CNI = (1, 18, 5)
 CORE_ADDONS = ("eks-pod-identity-agent", "vpc-cni", "coredns", "kube-proxy")
 
 

@@ -30,11 +30,11 @@ class AwsGpuCluster(pulumi.ComponentResource):
         base = dict(cluster_name=self.eks.name, node_role_arn=node_role.arn,
                     cluster_security_group_id=self.eks.security_group_id, tags=tags,
                     instance_tags=cluster.cost_tags)
-        SystemNodeGroup(f"{name}-system", NodeGroupArgs(subnet_id=subnets[spec.zones[0]], **base),
+        SystemNodeGroup(f"{name}-system", NodeGroupArgs(subnet_ids=[subnets[z] for z in spec.zones], **base),
                         cluster.system_machine, spec.system_pool.nodes, child)
         self.node_groups = {
             pool.name: GpuNodeGroup(f"{name}-{pool.name}", GpuNodeGroupArgs(
-                subnet_id=subnets[pool.zone], pool=pool, efa_security_group_id=efa_group and efa_group.id, **base),
+                subnet_ids=[subnets[pool.zone]], pool=pool, efa_security_group_id=efa_group and efa_group.id, **base),
                 child)
             for pool in cluster.pools}
         self._storage(name, cluster, vpc_id, subnets, efa_group, child)
@@ -74,7 +74,7 @@ def _network(name: str, cluster: Cluster, opts: pulumi.ResourceOptions) -> tuple
     subnets = {
         zone: aws.ec2.get_subnets_output(filters=[
             {"name": "vpc-id", "values": [spec.existing_network]},
-            {"name": "availability-zone", "values": [zone]},
+            {"name": "availability-zone-id", "values": [zone]},
             {"name": "tag:kubernetes.io/role/internal-elb", "values": ["1"]}], opts=invoke).ids[0]
         for zone in spec.zones}
     return spec.existing_network, subnets

@@ -48,7 +48,7 @@ class GpuVpc(pulumi.ComponentResource):
 
 def _public_subnet_with_nat(name: str, zone: str, cidr: str, vpc: aws.ec2.Vpc, igw: aws.ec2.InternetGateway,
                             args: NetworkArgs, opts: pulumi.ResourceOptions) -> aws.ec2.NatGateway:
-    subnet = aws.ec2.Subnet(f"{name}-public-{zone}", vpc_id=vpc.id, cidr_block=cidr, availability_zone=zone,
+    subnet = aws.ec2.Subnet(f"{name}-public-{zone}", vpc_id=vpc.id, cidr_block=cidr, availability_zone_id=zone,
                             map_public_ip_on_launch=False,
                             tags={**args.tags, "kubernetes.io/role/elb": "1"}, opts=opts)
     table = aws.ec2.RouteTable(f"{name}-public-{zone}", vpc_id=vpc.id, tags=args.tags,
@@ -61,7 +61,7 @@ def _public_subnet_with_nat(name: str, zone: str, cidr: str, vpc: aws.ec2.Vpc, i
 
 def _private_subnet(name: str, zone: str, cidr: str, vpc: aws.ec2.Vpc, nat: aws.ec2.NatGateway,
                     args: NetworkArgs, opts: pulumi.ResourceOptions) -> pulumi.Output[str]:
-    subnet = aws.ec2.Subnet(f"{name}-private-{zone}", vpc_id=vpc.id, cidr_block=cidr, availability_zone=zone,
+    subnet = aws.ec2.Subnet(f"{name}-private-{zone}", vpc_id=vpc.id, cidr_block=cidr, availability_zone_id=zone,
                             tags={**args.tags, "kubernetes.io/role/internal-elb": "1",
                                   f"kubernetes.io/cluster/{args.cluster_name}": "shared"}, opts=opts)
     table = aws.ec2.RouteTable(f"{name}-private-{zone}", vpc_id=vpc.id, tags=args.tags,

@@ -38,7 +38,7 @@ spec:
 class NodeGroupArgs:
     cluster_name: pulumi.Input[str]
     node_role_arn: pulumi.Input[str]
-    subnet_id: pulumi.Input[str]
+    subnet_ids: list[pulumi.Input[str]]  # the system group spreads over every cluster zone; a GPU group has one
     cluster_security_group_id: pulumi.Input[str]
     tags: dict[str, str]
     instance_tags: dict[str, str]  # baked into template versions: a change rolls the nodes
@@ -96,7 +96,7 @@ def node_group(name: str, args: NodeGroupArgs, template: aws.ec2.LaunchTemplate,
     """A managed node group that never takes more than one node down at a time during updates."""
     return aws.eks.NodeGroup(
         f"{name}-ng",
-        cluster_name=args.cluster_name, node_role_arn=args.node_role_arn, subnet_ids=[args.subnet_id],
+        cluster_name=args.cluster_name, node_role_arn=args.node_role_arn, subnet_ids=args.subnet_ids,
         instance_types=[instance_type], ami_type=ami_type, capacity_type=capacity_type,
         scaling_config={"min_size": nodes.min, "max_size": nodes.max, "desired_size": nodes.initial},
         update_config={"max_unavailable": 1},

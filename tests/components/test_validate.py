@@ -62,15 +62,14 @@ def test_zone_not_in_cluster() -> None:
 
 def test_machine_not_offered_in_the_pool_zone() -> None:
     fleet = example_fleet("aws-train")
-    fleet["clusters"][0]["zones"].append("us-east-1c")
-    pool(fleet)["machine_type"] = "p5en.48xlarge"
-    pool(fleet)["zone"] = "us-east-1c"
+    pool(fleet)["machine_type"] = "p5en.48xlarge"  # us-east-1: use1-az2 and use1-az6 only (moto's offerings)
+    pool(fleet)["zone"] = "use1-az4"
     fleet["clusters"][0]["addons"]["kueue_teams"] = []
     assert problems(fleet) == ["clusters[0].node_pools[0]: p5en.48xlarge has 8 x H200, not accelerator H100. "
                                "Drop accelerator/gpus or the machine_type."]
     del pool(fleet)["accelerator"], pool(fleet)["gpus"]
     [message] = problems(fleet)
-    assert message.startswith("clusters[0].node_pools[0].zone: p5en.48xlarge is not offered in zone us-east-1c.")
+    assert message.startswith("clusters[0].node_pools[0].zone: p5en.48xlarge is not offered in zone use1-az4.")
 
 
 def test_interconnect_required_of_a_machine_without_one() -> None:

@@ -143,8 +143,8 @@ def test_a_machine_not_offered_in_the_region_does_not_hide_its_capacity_problem(
     fleet = example_fleet("aws-train")
     pool = fleet["clusters"][0]["node_pools"][0]
     fleet["clusters"][0]["region"] = "us-west-2"
-    fleet["clusters"][0]["zones"] = ["us-west-2a", "us-west-2b"]
-    pool["zone"] = "us-west-2a"
+    fleet["clusters"][0]["zones"] = ["usw2-az1", "usw2-az2"]
+    pool["zone"] = "usw2-az1"
     pool["machine_type"], pool["accelerator"], pool["gpus"] = "g6.xlarge", None, None  # not a capacity block type
     fleet["clusters"][0]["node_pools"] = [pool]
     fleet["clusters"][0]["addons"]["kueue_teams"] = []

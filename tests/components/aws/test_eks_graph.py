@@ -14,13 +14,11 @@ EFA_MACHINES = [m for m in catalog.for_cloud(Cloud.AWS) if m.fabric is Fabric.EF
 
 
 def _second_zone(region: str, zone: str) -> str:
-    """Another zone of the region: the EKS control plane needs two."""
-    zones = {z for (cloud, _), regions in catalog.offerings().items() if cloud is Cloud.AWS
-             for z in regions.get(region, ())}
-    return sorted(zones - {zone})[0]
+    """Another zone of the region where the system pool's type runs: the EKS control plane needs two."""
+    return sorted(set(catalog.regions(Cloud.AWS, "m7i.2xlarge")[region]) - {zone})[0]
 
 
-def _fleet_with_pool(pool: dict[str, Any], region: str = "us-east-1", zone: str = "us-east-1a") -> dict[str, Any]:
+def _fleet_with_pool(pool: dict[str, Any], region: str = "us-east-1", zone: str = "use1-az6") -> dict[str, Any]:
     fleet = example_fleet("aws-train")
     cluster = fleet["clusters"][0]
     cluster.update(region=region, zones=[zone, _second_zone(region, zone)], node_pools=[{"zone": zone, **pool}])
