@@ -20,5 +20,8 @@ def deploy(cluster: Cluster) -> AzureGpuCluster:
     if cluster.spec.storage.lustre is not None:
         # tenant of the signed-in Azure CLI / ARM_* environment, like azure-native's
         principal_id = hpc_cache_principal_id(azuread.Provider(f"{cluster.name}-azuread"))
-    return AzureGpuCluster(cluster.name, cluster, pulumi.ResourceOptions(providers={"azure-native": provider}),
-                           storage_principal_id=principal_id)
+    built = AzureGpuCluster(cluster.name, cluster, pulumi.ResourceOptions(providers={"azure-native": provider}),
+                            storage_principal_id=principal_id)
+    if getattr(built, "lustre", None) is not None:  # checkpoints back to blob, on demand (components/azure/lustre.py)
+        pulumi.export(f"{cluster.name}-lustre-export", built.lustre.export_command)
+    return built

@@ -33,10 +33,17 @@ def gpu_profile(gpu_driver: str) -> dict[str, str]:
     return {"driver": "Install" if gpu_driver == "cloud" else "None"}
 
 
+# The GPUs the Azure Linux container host supports ("Azure Linux Container Host supported GPU SKUs"):
+# https://learn.microsoft.com/azure/azure-linux/intro-azure-linux (NC A100 v4 and newer sizes are not on the list)
+AZURE_LINUX_GPUS = frozenset({"V100", "T4"})
+
+
 def os_sku(pool: Pool, gpu_driver: str) -> str:
-    """Ubuntu where InfiniBand drivers or the GPU operator need it (ND sizes ship their IB stack for Ubuntu);
-    Azure Linux for plain GPU pools whose driver AKS installs."""
-    return "Ubuntu" if pool.fabric is Fabric.INFINIBAND or gpu_driver == "operator" else "AzureLinux"
+    """Azure Linux only for a GPU it supports, with the driver AKS installs and no InfiniBand (ND sizes ship their
+    IB stack for Ubuntu); Ubuntu otherwise (NC H100 v5, every ND size, operator-managed drivers)."""
+    azure_linux = (pool.machine.gpu in AZURE_LINUX_GPUS and pool.fabric is not Fabric.INFINIBAND
+                   and gpu_driver == "cloud")
+    return "AzureLinux" if azure_linux else "Ubuntu"
 
 
 def capacity_settings(pool: Pool) -> dict[str, object]:

@@ -1,6 +1,12 @@
-"""Azure Managed Lustre (AMLFS) linked to a checkpoint container through HSM settings, with an auto-import
-job (blob -> Lustre) and an auto-export job (Lustre -> blob) so new checkpoints flow both ways, its data
-encrypted with a customer-managed key that a user-assigned identity unwraps.
+"""Azure Managed Lustre (AMLFS) linked to a checkpoint container through HSM settings, its data encrypted with a
+customer-managed key that a user-assigned identity unwraps.
+
+Blob integration runs one job at a time per file system, and auto-import reads the storage account's blob change
+feed (kept at least 7 days): https://learn.microsoft.com/azure/azure-managed-lustre/auto-import and
+https://learn.microsoft.com/azure/azure-managed-lustre/blob-integration. So the one standing job is the
+auto-import of the *datasets* prefix (new data lands in Lustre by itself; the storage component turns the change
+feed on), and checkpoints go back to blob through an on-demand export job (``export_command``, a stack output):
+it pauses auto-import, archives the export prefix, waits, and resumes auto-import.
 
 AMLFS reaches the container as the tenant's "HPC Cache Resource Provider" service principal, which needs
 Storage Account Contributor and Storage Blob Data Contributor on the account before the file system is
@@ -23,6 +29,7 @@ from components.spec import LustreSpec
 HPC_CACHE_RP = "HPC Cache Resource Provider"
 # The first-party application behind it, the same in every tenant (`az ad sp show --id <it>`).
 HPC_CACHE_RP_APP_ID = "4392ab71-2ce2-4b0d-8770-b352745c73f5"
+AUTO_IMPORT_JOB = "datasets-in"
 MAINTENANCE = {"day_of_week": "Sunday", "time_of_day_utc": "02:00"}  # same window as the AKS upgrades
 
 
@@ -81,13 +88,24 @@ class ManagedLustre(pulumi.ComponentResource):
         job = {"aml_filesystem_name": self.file_system.name, "resource_group_name": args.resource_group_name,
                "location": args.location, "tags": args.tags}
         self.auto_import = azure.storagecache.AutoImportJob(
-            f"{name}-auto-import", auto_import_job_name="checkpoints-in", auto_import_prefixes=imports,
+            f"{name}-auto-import", auto_import_job_name=AUTO_IMPORT_JOB,
+            auto_import_prefixes=[lustre_path(spec.import_path)],
             admin_status="Enable", conflict_resolution_mode="Skip", enable_deletions=False, **job, opts=child)
-        self.auto_export = azure.storagecache.AutoExportJob(
-            f"{name}-auto-export", auto_export_job_name="checkpoints-out",
-            auto_export_prefixes=[lustre_path(spec.export_path)], admin_status="Enable", **job, opts=child)
+        self.export_command = pulumi.Output.all(args.resource_group_name, self.file_system.name).apply(
+            lambda a: export_command(a[0], a[1], lustre_path(spec.export_path)))
         self.mgs_address = self.file_system.client_info.apply(lambda c: c.mgs_address if c else None)
         self.register_outputs({"file_system_id": self.file_system.id, "mgs_address": self.mgs_address})
+
+
+def export_command(resource_group: str, file_system: str, prefix: str) -> str:
+    """Checkpoints back to blob while no other blob-integration job runs: pause auto-import, archive the export
+    prefix (AmlFilesystems_Archive), wait until the archive leaves Active, resume auto-import."""
+    fs = f"--resource-group {resource_group} --aml-filesystem-name {file_system}"
+    toggle = f"az amlfs auto-import update {fs} --auto-import-job-name {AUTO_IMPORT_JOB} --admin-status"
+    state = (f"az amlfs show --resource-group {resource_group} --name {file_system} "
+             "--query 'hsm.archiveStatus[0].status.state' -o tsv")
+    return (f"{toggle} Disable && az amlfs archive --resource-group {resource_group} --amlfs-name {file_system} "
+            f"--filesystem-path {prefix} && while [ \"$({state})\" = Active ]; do sleep 60; done; {toggle} Enable")
 
 
 def encryption_settings(key: KeyRef) -> dict:

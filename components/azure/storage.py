@@ -16,6 +16,9 @@ from components.azure.private_link import BLOB, EndpointArgs, private_endpoint
 from components.spec import BucketSpec
 
 LOGS_CONTAINER = "lustre-logs"  # AMLFS wants its HSM logs in a container apart from the data
+# Managed Lustre auto-import reads the change feed, kept >= 7 days:
+# https://learn.microsoft.com/azure/azure-managed-lustre/auto-import
+CHANGE_FEED_DAYS = 7
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,7 @@ class CheckpointStorage(pulumi.ComponentResource):
         blob_service = azure.storage.BlobServiceProperties(
             f"{name}-blob-service", blob_services_name="default", is_versioning_enabled=args.spec.versioning,
             delete_retention_policy={"enabled": True, "days": 7},
+            change_feed={"enabled": True, "retention_in_days": CHANGE_FEED_DAYS} if args.lustre_linked else None,
             container_delete_retention_policy={"enabled": True, "days": 7}, **account, opts=child)
         azure.storage.ManagementPolicy(f"{name}-lifecycle", management_policy_name="default",
                                        policy={"rules": lifecycle_rules(args.spec)}, **account,

@@ -23,7 +23,9 @@ MAINTENANCE_WINDOW = {"start_time": "2026-01-03T02:00:00Z", "end_time": "2026-01
                       "recurrence": "FREQ=WEEKLY;BYDAY=SA,SU"}
 MONITORED = ["SYSTEM_COMPONENTS", "DCGM"]  # DCGM: GPU metrics into Managed Service for Prometheus
 LOGGED = ["SYSTEM_COMPONENTS", "WORKLOADS"]
-LEGACY_LUSTRE_BELOW = (1, 33)  # GKE nodes older than 1.33.2 reach Managed Lustre on the legacy port 6988
+# GKE nodes before 1.33.2-gke.4655000 reach Managed Lustre only on the legacy port 6988:
+# https://cloud.google.com/managed-lustre/docs/lustre-csi-driver-new-volume (enable-legacy-lustre-port)
+LEGACY_LUSTRE_BELOW = "1.33.2-gke.4655000"
 
 
 @dataclass(frozen=True)
@@ -41,8 +43,17 @@ class GkeClusterArgs:
     key_ready: list[pulumi.Resource]
 
 
-def legacy_lustre_port(kubernetes_version: str) -> bool:
-    return tuple(int(p) for p in kubernetes_version.split(".")) < LEGACY_LUSTRE_BELOW
+def gke_version_key(version: str) -> tuple[int, int, int, int]:
+    """'1.33.2-gke.4655000' -> (1, 33, 2, 4655000); a bare minor '1.33' is its earliest node version (1, 33, 0, 0)."""
+    release, _, build = version.partition("-gke.")
+    numbers = [int(p) for p in release.split(".")] + [0, 0]
+    return numbers[0], numbers[1], numbers[2], int(build or 0)
+
+
+def legacy_lustre_port(node_version: str) -> bool:
+    """Keyed on the node version: a spec that names only the minor (1.33) may get any of its patches, the
+    earliest of which still needs the legacy port, so it gets it."""
+    return gke_version_key(node_version) < gke_version_key(LEGACY_LUSTRE_BELOW)
 
 
 class GkeCluster(pulumi.ComponentResource):

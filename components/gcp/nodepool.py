@@ -16,6 +16,9 @@ from components.fleet import GPU_TAINT, Pool
 from components.spec import Capacity, CapacityType, Nodes, Taint
 
 IMAGE = "COS_CONTAINERD"
+# The GPU operator's own driver manager supports only Ubuntu with containerd on GKE (COS needs Google's installer):
+# https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/google-gke.html
+OPERATOR_DRIVER_IMAGE = "UBUNTU_CONTAINERD"
 LOCAL_SSD_GIB = 375  # GPU machines carry their local NVMe as 375 GiB disks
 HYPERDISK_ONLY = ("a3-ultragpu-", "a4-highgpu-")  # Titanium machines boot only from Hyperdisk
 DRIVER = {"cloud": "LATEST", "operator": "INSTALLATION_DISABLED"}  # never both installers on one node
@@ -77,10 +80,15 @@ def local_nvme(machine: MachineType, raid0: bool) -> dict[str, object]:
     return {"local_nvme_ssd_block_config": {"local_ssd_count": count}}
 
 
+def image_type(gpu_driver: str) -> str:
+    return OPERATOR_DRIVER_IMAGE if gpu_driver == "operator" else IMAGE
+
+
 def _node_config(args: NodePoolArgs, machine: MachineType, disk_gib: int, labels: dict[str, str],
-                 taints: list[Taint], *, secure_boot: bool = True, **extra: object) -> dict[str, object]:
+                 taints: list[Taint], *, secure_boot: bool = True, image: str = IMAGE,
+                 **extra: object) -> dict[str, object]:
     config = {
-        "machine_type": machine.name, "image_type": IMAGE, "disk_size_gb": disk_gib,
+        "machine_type": machine.name, "image_type": image, "disk_size_gb": disk_gib,
         "disk_type": "hyperdisk-balanced" if machine.name.startswith(HYPERDISK_ONLY) else "pd-balanced",
         "boot_disk_kms_key": args.boot_disk_kms_key,
         "service_account": args.service_account, "oauth_scopes": SCOPES,
@@ -136,6 +144,7 @@ class GpuNodePool(pulumi.ComponentResource):
             args, pool.machine, pool.spec.disk_gib, pool.labels,
             pool.taints([Taint(key=GPU_TAINT, value="present")]),
             secure_boot=args.gpu_driver == "cloud",  # operator-built drivers are unsigned kernel modules
+            image=image_type(args.gpu_driver),
             guest_accelerators=[{"type": pool.machine.accelerator_type, "count": pool.machine.gpus,
                                  "gpu_driver_installation_config": {"gpu_driver_version": DRIVER[args.gpu_driver]}}],
             kubelet_config=KUBELET, reservation_affinity=reservation_affinity(pool),

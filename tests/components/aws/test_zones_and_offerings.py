@@ -92,7 +92,7 @@ def test_vpc_cni_for_efa_only_interfaces(version: str, ok: bool) -> None:
     if ok:
         assert vpc_cni_version(version) == version
     else:
-        with pytest.raises(ValueError, match="1.18.5"):
+        with pytest.raises(ValueError, match=r"1\.18\.5"):
             vpc_cni_version(version)
 
 

@@ -68,10 +68,24 @@ def test_gpu_driver_has_exactly_one_owner(capture: Capture, owner: str, driver: 
     graph = capture(fleet)
     for pool in of_type(graph, "containerservice:AgentPool"):
         assert pool.inputs["gpuProfile"] == {"driver": driver}
-    # without the operator, plain GPU pools run Azure Linux; InfiniBand pools stay on Ubuntu
-    spot_os = one(graph, "AgentPool", "train-evalspot-pool").inputs["osSKU"]
-    assert spot_os == ("Ubuntu" if owner == "operator" else "AzureLinux")
+    # NC H100 v5 is not among the GPUs Azure Linux supports (V100, T4: learn.microsoft.com/azure/azure-linux/
+    # intro-azure-linux), and InfiniBand pools need Ubuntu: every pool of the example runs Ubuntu either way
+    assert one(graph, "AgentPool", "train-evalspot-pool").inputs["osSKU"] == "Ubuntu"
     assert one(graph, "AgentPool", "train-h100-pool").inputs["osSKU"] == "Ubuntu"
+
+
+@pytest.mark.parametrize(("gpu", "fabric", "driver", "expected"), [
+    ("T4", "none", "cloud", "AzureLinux"), ("V100", "none", "cloud", "AzureLinux"),
+    ("T4", "none", "operator", "Ubuntu"), ("H100", "none", "cloud", "Ubuntu"), ("A100", "none", "cloud", "Ubuntu"),
+    ("V100", "infiniband", "cloud", "Ubuntu")])
+def test_azure_linux_only_for_the_gpus_it_supports(gpu: str, fabric: str, driver: str, expected: str) -> None:
+    from types import SimpleNamespace
+
+    from components.azure.agentpool import os_sku
+    from components.catalog import Fabric as F
+
+    pool = SimpleNamespace(machine=SimpleNamespace(gpu=gpu), fabric=F(fabric))  # a fake Pool: only what os_sku reads
+    assert os_sku(pool, driver) == expected  # type: ignore[arg-type]
 
 
 def test_reserved_pool_draws_from_the_capacity_reservation_group(example: Graph) -> None:
@@ -201,12 +215,25 @@ def test_lustre_hsm_links_the_checkpoint_and_logging_containers(example: Graph) 
     assert one(example, "Subnet", "train-net-lustre").inputs["addressPrefix"] == "10.20.72.0/27"  # 16 TiB: a /27
 
 
-def test_auto_import_and_export_jobs_keep_checkpoints_flowing(example: Graph) -> None:
+def test_one_standing_blob_job_auto_import_of_datasets_with_the_change_feed(example: Graph) -> None:
+    """AMLFS runs one blob-integration job at a time and auto-import needs the account's change feed kept >= 7
+    days (https://learn.microsoft.com/azure/azure-managed-lustre/auto-import): the one standing job imports the
+    datasets prefix; checkpoints are exported on demand (the lustre-export stack output)."""
     imports = one(example, "AutoImportJob", "train-lustre-auto-import").inputs
-    exports = one(example, "AutoExportJob", "train-lustre-auto-export").inputs
-    assert imports["amlFilesystemName"] == exports["amlFilesystemName"] == "train-lustre"
-    assert imports["autoImportPrefixes"] == ["/datasets", "/checkpoints"] and imports["adminStatus"] == "Enable"
-    assert exports["autoExportPrefixes"] == ["/checkpoints"] and exports["adminStatus"] == "Enable"
+    assert imports["amlFilesystemName"] == "train-lustre"
+    assert imports["autoImportPrefixes"] == ["/datasets"] and imports["adminStatus"] == "Enable"
+    assert not of_type(example, "storagecache:AutoExportJob")
+    feeds = [r.inputs.get("changeFeed") for r in of_type(example, "storage:BlobServiceProperties")]
+    assert {"enabled": True, "retentionInDays": 7} in feeds
+
+
+def test_the_export_command_pauses_auto_import_around_the_archive() -> None:
+    from components.azure.lustre import export_command
+
+    command = export_command("rg", "train-lustre", "/checkpoints")
+    steps = [step.strip() for step in command.replace("&&", ";").split(";")]
+    assert steps[0].endswith("--admin-status Disable") and steps[-1].endswith("--admin-status Enable")
+    assert "az amlfs archive --resource-group rg --amlfs-name train-lustre --filesystem-path /checkpoints" in steps
 
 
 def test_hsm_roles_are_granted_when_the_principal_is_known(tmp_path: Path) -> None:

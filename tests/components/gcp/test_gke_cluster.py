@@ -168,3 +168,13 @@ def test_example_stack() -> None:
     assert one(graph, "lustre/instance:Instance", "train-lustre-instance").inputs["location"] == "us-central1-c"
     provider = one(graph, "pulumi:providers:gcp", "train-gcp").inputs
     assert provider["project"] == "ml-train-prod" and provider["region"] == "us-central1"
+
+
+@pytest.mark.parametrize(("version", "legacy"), [
+    ("1.32", True), ("1.33", True),  # a bare minor may get its earliest patch, which needs the legacy port
+    ("1.33.2-gke.4654999", True), ("1.33.2-gke.4655000", False), ("1.33.3-gke.100", False), ("1.34", False)])
+def test_the_legacy_lustre_port_keys_on_the_node_version(version: str, legacy: bool) -> None:
+    """The boundary from the Managed Lustre CSI docs: nodes before 1.33.2-gke.4655000 need port 6988."""
+    from components.gcp.cluster import legacy_lustre_port
+
+    assert legacy_lustre_port(version) is legacy

@@ -27,13 +27,17 @@ def test_accelerator_type_and_count_come_from_the_catalogue(pool: str, machine: 
     assert inputs["nodeConfig"]["machineType"] == machine and inputs["nodeLocations"] == ["us-central1-b"]
 
 
-@pytest.mark.parametrize(("fleet", "pool", "version", "secure_boot"), [
-    (ZOO, "mega", "LATEST", True), (VARIANT, "gpu", "INSTALLATION_DISABLED", False)])
+@pytest.mark.parametrize(("fleet", "pool", "version", "secure_boot", "image"), [
+    (ZOO, "mega", "LATEST", True, "COS_CONTAINERD"),
+    (VARIANT, "gpu", "INSTALLATION_DISABLED", False, "UBUNTU_CONTAINERD")])
 def test_driver_installation_follows_driver_ownership(fleet: dict[str, Any], pool: str, version: str,
-                                                      secure_boot: bool) -> None:
+                                                      secure_boot: bool, image: str) -> None:
+    """The operator's driver manager runs only on Ubuntu with containerd on GKE
+    (https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/google-gke.html)."""
     config = _pool(pool, fleet)["nodeConfig"]
     assert config["guestAccelerators"][0]["gpuDriverInstallationConfig"] == {"gpuDriverVersion": version}
     assert config["shieldedInstanceConfig"]["enableSecureBoot"] is secure_boot  # operator drivers are unsigned
+    assert config["imageType"] == image
 
 
 @pytest.mark.parametrize(("pool", "placement"), [
