@@ -128,6 +128,8 @@ class GpuNodeGroup(pulumi.ComponentResource):
         super().__init__("gpufleet:aws:GpuNodeGroup", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         pool = args.pool
+        if pool.capacity is CapacityType.CAPACITY_BLOCK:
+            pulumi.log.warn(capacity_block_upgrade_path(name, pool))
         placement = _placement_group(name, pool, args.tags, child)
         settings = _template_settings(pool, args, placement)
         template = launch_template(name, pool.spec.disk_gib, args, child, **settings)
@@ -136,6 +138,15 @@ class GpuNodeGroup(pulumi.ComponentResource):
                                      labels=pool.labels, taints=gpu_taints(pool), opts=child)
         self.launch_template = template
         self.register_outputs({"node_group_arn": self.node_group.arn, "launch_template_id": template.id})
+
+
+def capacity_block_upgrade_path(name: str, pool: Pool) -> str:
+    """A block has no spare capacity to surge into and ends at a fixed time: new templates or AMIs reach its nodes
+    only by emptying the group between blocks (docs/clouds.md, "Capacity-block node groups and upgrades")."""
+    return (f"{name}: capacity-block pool {pool.name}: to roll a new launch template or AMI, scale the node group "
+            f"to 0 between blocks: set nodes.min: 0, run `aws eks update-nodegroup-config --cluster-name <cluster> "
+            f"--nodegroup-name <node group> --scaling-config minSize=0,desiredSize=0,maxSize={pool.spec.nodes.max}`"
+            f", then `pulumi up`, and scale back to {pool.spec.nodes.max} when the next block starts")
 
 
 def gpu_taints(pool: Pool) -> list[Taint]:

@@ -103,3 +103,24 @@ def test_subnets_by_zone_id_and_the_system_group_spread(capture: Capture) -> Non
     assert not any("availabilityZone" in r.inputs for r in private)
     assert len(one(graph, "eks/nodeGroup:NodeGroup", "train-system-ng").inputs["subnetIds"]) == 2
     assert len(one(graph, "eks/nodeGroup:NodeGroup", "train-h100-ng").inputs["subnetIds"]) == 1
+
+
+def test_the_preview_prints_a_capacity_block_pools_upgrade_path(capture: Capture, monkeypatch) -> None:
+    import pulumi
+
+    warned: list[str] = []
+    monkeypatch.setattr(pulumi.log, "warn", lambda message, *a, **k: warned.append(message))
+    capture(example_fleet("aws-train"))
+    [path] = [w for w in warned if "capacity-block pool" in w]
+    assert "pool h100" in path and "desiredSize=0" in path and "maxSize=16" in path
+    assert not [w for w in warned if "a100-eval" in w]  # on demand: no such path needed
+
+
+def test_instances_volumes_and_interfaces_get_the_cost_tags(capture: Capture) -> None:
+    """README: AWS instances, volumes and interfaces get the cost tags from the launch template (no others: a tag
+    there is baked into template versions, and a change rolls the nodes)."""
+    graph = capture(example_fleet("aws-train"))
+    expected = {"team": "ml-platform", "cost-center": "cc-4100", "gpufleet-cluster": "train"}
+    for template in of_type(graph, "ec2/launchTemplate:LaunchTemplate"):
+        specs = {s["resourceType"]: s["tags"] for s in template.inputs["tagSpecifications"]}
+        assert specs == {"instance": expected, "volume": expected, "network-interface": expected}, template.name

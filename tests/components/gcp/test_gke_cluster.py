@@ -50,7 +50,8 @@ def test_dcgm_monitoring_and_csi_drivers() -> None:
     cluster = _cluster()
     assert "DCGM" in cluster["monitoringConfig"]["enableComponents"]
     assert cluster["monitoringConfig"]["managedPrometheus"] == {"enabled": True}
-    assert cluster["addonsConfig"]["lustreCsiDriverConfig"] == {"enabled": True, "enableLegacyLustrePort": False}
+    # 1.33 (a minor: its early patches run before 1.33.2-gke.4655000) keeps the legacy port
+    assert cluster["addonsConfig"]["lustreCsiDriverConfig"] == {"enabled": True, "enableLegacyLustrePort": True}
     assert cluster["addonsConfig"]["gcsFuseCsiDriverConfig"] == {"enabled": True}
     assert _cluster(VARIANT)["addonsConfig"]["lustreCsiDriverConfig"]["enableLegacyLustrePort"] is True  # 1.32
 
@@ -115,7 +116,8 @@ def test_bucket_and_lustre() -> None:
     assert access["role"] == "roles/storage.objectUser"
     assert access["member"] == "serviceAccount:service-123456789012@gcp-sa-lustre.iam.gserviceaccount.com"
     firewall = one(graph, "compute/firewall:Firewall", "train-lustre-clients").inputs
-    assert firewall["allows"] == [{"protocol": "tcp", "ports": ["988"]}]
+    assert firewall["allows"] == [{"protocol": "tcp", "ports": ["988", "6988"]}]  # 1.33: the legacy port too
+    assert lustre.inputs["gkeSupportEnabled"] is True
     assert firewall["sourceRanges"] == ["10.96.0.0/20"]
     assert firewall["targetServiceAccounts"] == ["train-gke-nodes@gpufleet-preview.iam.gserviceaccount.com"]
 
