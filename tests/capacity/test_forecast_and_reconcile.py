@@ -61,11 +61,12 @@ def test_short_and_flat_histories_fall_back_and_carry_row_traits() -> None:
 FLEET = {
     "cloud": "aws", "monthly_budget_usd": 1_000_000, "tags": {"team": "ml", "cost_center": "cc-1"},
     "clusters": [{
-        "name": "train", "region": "us-east-1", "zones": ["us-east-1a"],
+        "name": "train", "region": "us-east-1", "zones": ["use1-az6", "use1-az4"],
+        "admins": ["arn:aws:iam::123456789012:role/ml-admin"],
         "node_pools": [
             {"name": "h100", "machine_type": "p5.48xlarge", "nodes": {"min": 4, "max": 4},
-             "capacity": {"type": "capacity_block", "id": "cr-0abc"}},
-            {"name": "spare", "machine_type": "p5.48xlarge", "nodes": {"min": 1, "max": 2}},
+             "zone": "use1-az6", "capacity": {"type": "capacity_block", "id": "cr-0abc0123456789abc"}},
+            {"name": "spare", "machine_type": "p5.48xlarge", "nodes": {"min": 1, "max": 2}, "zone": "use1-az6"},
         ],
     }],
 }

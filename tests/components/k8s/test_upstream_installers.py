@@ -200,8 +200,7 @@ def test_azure_lustre_node_plugin_runs_on_every_gpu_pool(case: str) -> None:
     assert _pools_without_lustre(case) == []
 
 
-@pytest.mark.xfail(strict=True, reason="components/azure/agentpool.py os_sku picks AzureLinux for non-InfiniBand "
-                   "GPU pools, and the Azure Lustre CSI node plugin (v0.4.0) runs only on Ubuntu 22.04 / 24.04 "
-                   "nodes: such a pool cannot mount the stack's Lustre (cloud half of issue 12 owns the AKS image)")
 def test_azure_lustre_reaches_a_plain_gpu_pool() -> None:
+    """NC H100 v5 pools run Ubuntu (components/azure/agentpool.py: Azure Linux only for V100/T4), so the Lustre
+    CSI node plugin, which runs only on Ubuntu nodes, reaches them."""
     assert _pools_without_lustre("azure-nc-h100/train") == []
