@@ -25,15 +25,35 @@ def stack_names(directory: Path = STACKS_DIR) -> list[str]:
     return sorted(p.name[len("Pulumi."):-len(".yaml")] for p in directory.glob("Pulumi.*.yaml"))
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """safe_load that refuses a key given twice in one mapping (plain YAML keeps the last one silently)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            line = key_node.start_mark.line + 1
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r} on line {line} (first on line {seen[key]}): keep one; YAML "
+                    "would silently use the last", key_node.start_mark)
+            seen[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
 def read_stack_config(path: Path) -> dict[str, Any]:
     """The stack file's ``config`` map, or a SpecError naming the file when it cannot be read."""
     try:
-        with path.open() as stream:  # a named stream: YAML marks cite the file, not "<unicode string>"
-            document = yaml.safe_load(stream) or {}
+        document = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader) or {}  # a SafeLoader subclass
     except OSError as err:
         raise SpecError([SpecProblem("", f"cannot read the stack file: {err.strerror}.")], str(path)) from None
-    except yaml.YAMLError as err:  # keep its lines: the mark's excerpt and caret only read right on their own lines
-        raise SpecError([SpecProblem("", f"is not valid YAML:\n{err}")], str(path)) from None
+    except UnicodeDecodeError as err:
+        raise SpecError([SpecProblem("", f"is not UTF-8 text: byte {err.object[err.start:err.start + 1]!r} at "
+                                     f"offset {err.start} cannot be decoded.",
+                                     "Save the stack file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`).")],
+                        str(path)) from None
+    except yaml.YAMLError as err:
+        raise SpecError([SpecProblem("", f"is not valid YAML: {err}".replace("\n", " "))], str(path)) from None
     config = document.get("config") if isinstance(document, dict) else None
     if not isinstance(config, dict):
         raise SpecError([SpecProblem("config", "is missing or not a mapping.",
