@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from capacity.milp import Model
-from capacity.plan import EPS_GPU_HOURS, PlanBuilder, northwest
+from capacity.plan import EPS_GPU_HOURS, Plan, PlanBuilder, northwest
 from capacity.problem import Problem, Site
 from capacity.schema import Option
 
@@ -76,3 +76,44 @@ def _commit_pieces(capacity: list[tuple[Option, float]], used: float) -> list[tu
     if used > EPS_GPU_HOURS and out:  # numerical slack: charge it to the last commitment
         out[-1] = (out[-1][0], out[-1][1] + used)
     return out
+
+
+def encode(problem: Problem, model: Model, plan: Plan) -> np.ndarray | None:
+    """The column values of a plan made elsewhere (the greedy baseline), for the lines and commitments of
+    this model's GPU models; None when the plan uses anything the model has no column for."""
+    x = np.zeros(model.num_col)
+    unit_of = {r: u for u, unit in enumerate(model.units) for r in unit.rows}
+    rows_by_key: dict[tuple, list[int]] = defaultdict(list)
+    for r, d in enumerate(problem.demand):
+        if r in unit_of:
+            rows_by_key[d.key].append(r)
+    month = {m: i for i, m in enumerate(problem.months)}
+    served: dict[int, float] = defaultdict(float)
+    for line in plan.lines:
+        rows = rows_by_key.get(line.demand_key)
+        if not rows:
+            continue  # another GPU model's line
+        u, site = unit_of[rows[0]], problem.sites.get((line.cloud, line.region, line.gpu))
+        m = month[line.month]
+        table = model.sp if line.option is Option.SPOT else model.od if line.option is Option.ON_DEMAND else model.cm
+        if site is None or (u, site) not in model.served or (m, site) not in table:
+            return None
+        x[model.served[(u, site)]] += line.gpu_hours
+        x[table[(m, site)]] += line.gpu_hours
+        served[u] += line.gpu_hours
+        if (u, site) in model.chosen:
+            x[model.chosen[(u, site)]] = 1.0
+    gpus = {unit.gpu for unit in model.units}
+    for c in plan.commitments:
+        if c.gpu not in gpus:
+            continue
+        site = problem.sites.get((c.cloud, c.region, c.gpu))
+        commit = next((k for k in (site.commits if site else []) if k.offer.machine_type == c.machine_type
+                       and k.offer.option is c.option), None)
+        col = model.nodes.get((commit, site, month.get(c.start_month, -1))) if commit and site else None
+        if col is None:
+            return None
+        x[col] += c.nodes
+    for u, unit in enumerate(model.units):
+        x[model.unserved[u]] = max(0.0, unit.hours - served[u])
+    return x

@@ -77,3 +77,20 @@ def trusted(model: Model, h: highspy.Highs, x: np.ndarray) -> bool:
     trusted."""
     return math.isclose(float(np.dot(model.arrays()["cost"], x)), h.getInfo().objective_function_value,
                         rel_tol=1e-6, abs_tol=1e-6)
+
+
+def feasible(model: Model, x: np.ndarray, tol: float = 1e-6) -> bool:
+    """Whether ``x`` satisfies every bound, row and integrality of the model (tolerance relative to the
+    size of each bound): what makes a plan from outside HiGHS (greedy, a heuristic) a safe incumbent."""
+    a = model.arrays()
+    lower, upper = a["lower"], a["upper"]
+    if not (np.all(x >= lower - tol * np.maximum(1.0, np.abs(lower)))
+            and np.all(x <= upper + tol * np.maximum(1.0, np.abs(np.where(np.isinf(upper), 0.0, upper))))):
+        return False
+    ints = a["integer"]
+    if len(ints) and np.any(np.abs(x[ints] - np.round(x[ints])) > 1e-6):
+        return False
+    rows = np.repeat(np.arange(model.num_row), np.diff(a["starts"]))
+    activity = np.bincount(rows, weights=a["value"] * x[a["index"]], minlength=model.num_row)
+    scale = tol * np.maximum(1.0, np.abs(activity))
+    return bool(np.all(activity >= a["row_lower"] - scale) and np.all(activity <= a["row_upper"] + scale))

@@ -9,15 +9,15 @@ from __future__ import annotations
 import math
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import highspy
 import numpy as np
 
-from capacity import heuristic, highs, milp
-from capacity.decode import Usage, decode
+from capacity import decompose, heuristic, highs, milp
+from capacity.decode import Usage, decode, encode
 from capacity.milp import Model
 from capacity.plan import Plan, PlanBuilder
 from capacity.problem import DEFAULT_GAP, DEFAULT_TIME_LIMIT_S, Problem
@@ -26,7 +26,8 @@ WORKERS = 2  # HiGHS releases the GIL: two GPU models solve at once on a 2-core 
 RINS_TIME_S = 1.0  # each relaxation-induced neighbourhood search (heuristic.rins)
 RINS_ROUNDS = 1
 GANG_TIME_S = 1.0  # placing gang rows once commitments are fixed (heuristic.first_plan)
-RINS_RETRY_S = 3.0  # the longer search for a GPU model whose first plan is still too far from its bound
+CUT_SHARE = 0.25  # of the time left, for the per-month bounding rows of a GPU model far from its bound
+SEARCH_SHARE = 0.35  # of the time left then, for fix-and-optimise; the full MILP gets the rest
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ class Progress:
 class Solution:
     plan: Plan
     usage: Usage
-    status: str  # optimal | gap_limit | time_limit | infeasible | ...
+    status: str  # optimal (proven within the gap) | time_limit (the best plan found, with its gap)
     objective_usd: float
     lower_bound_usd: float
     gap: float
@@ -86,42 +87,34 @@ class _Part:
 
 
 def solve(problem: Problem, gap: float = DEFAULT_GAP, time_limit_s: float = DEFAULT_TIME_LIMIT_S,
-          progress: ProgressFn | None = None, relax: bool = False, only: set[str] | None = None) -> Solution:
+          progress: ProgressFn | None = None, relax: bool = False, only: set[str] | None = None,
+          starts: Sequence[Plan] = ()) -> Solution:
     """Solve one MILP per GPU model (exact: GPU models share no site, quota or offer) and join them.
 
-    ``only`` limits the solve to some GPU models (the plan then leaves the others unserved). The gap is
-    proven for the whole plan: every part's LP bound and first plan come first (two parts at a time); when
-    the first plans are within gap x the sum of LP bounds, that proves it. Otherwise the parts with the
-    largest gaps get a longer neighbourhood search and then the full MILP, sharing what is left of that
-    absolute budget."""
+    ``only`` limits the solve to some GPU models (the plan then leaves the others unserved). ``starts`` are
+    plans made elsewhere (the greedy baseline): each part starts from the cheapest feasible one it has, so
+    the result is never worse than any of them. The gap is proven for the whole plan: every part's LP bound
+    and first plan come first (two parts at a time); when they are within gap x the sum of LP bounds, that
+    proves it. Otherwise the parts with the largest gaps get, within the time limit: per-month bounding rows
+    (capacity/decompose.py), fix-and-optimise over months and commitments, then the full MILP."""
     started = time.perf_counter()
+    deadline = started + time_limit_s
     phase = "relaxed" if relax else "milp"
     say = progress or (lambda _p: None)
     gpus = sorted({d.gpu for d in problem.demand if only is None or d.gpu in only})
     parts = [_Part(gpu, milp.build(problem, relax=relax, gpu=gpu)) for gpu in gpus]
 
     def first_plan(part: _Part) -> None:
-        """The part's LP bound, and a first plan dived from it (HiGHS runs outside the GIL: 2 at once)."""
         if part.model.num_col == 0:  # no demand of this GPU: nothing to decide
             part.x, part.lp_value, part.status = np.zeros(0), 0.0, "optimal"
             return
-        say(Progress(f"lp + first plan {part.gpu}", time.perf_counter() - started))
-        lp, part.lp_value = highs.lp(part.model, time_limit_s)
-        if part.lp_value is not None and part.model.integer:
-            relaxed = part.relaxed = np.asarray(lp.getSolution().col_value)
-            part.first = heuristic.first_plan(part.model, lp, relaxed.copy(), gap, min(GANG_TIME_S, time_limit_s))
-            cost = part.model.arrays()["cost"]
-            target = gap / 4 * abs(part.lp_value)
-            for _ in range(RINS_ROUNDS):  # while the first plan is off by more than a quarter of the gap
-                if part.first is None or float(np.dot(cost, part.first)) - part.lp_value <= target:
-                    break
-                part.first = heuristic.rins(part.model, relaxed, part.first, gap, min(RINS_TIME_S, time_limit_s))
-        elif part.lp_value is not None:
-            part.first = np.asarray(lp.getSolution().col_value)
-        if part.first is not None and part.lp_value is not None:  # the LP bound proves the first plan's gap
-            part.x, part.objective = part.first, float(np.dot(part.model.arrays()["cost"], part.first))
-            part.bound = min(part.lp_value, part.objective)
-            part.status = "optimal" if part.objective - part.bound <= gap * abs(part.objective) else "gap_limit"
+        say(Progress(f"{phase}: LP + first plan {part.gpu}", time.perf_counter() - started))
+        _first_plan(part, gap, time_limit_s)
+        for plan in starts:
+            x = encode(problem, part.model, plan)
+            if x is not None and highs.feasible(part.model, x):
+                _offer(part, x)
+        _judge(part, gap)
 
     with ThreadPoolExecutor(WORKERS) as pool:
         list(pool.map(first_plan, parts))
@@ -130,16 +123,16 @@ def solve(problem: Problem, gap: float = DEFAULT_GAP, time_limit_s: float = DEFA
     todo = _to_improve(parts, budget)
     if todo:
         spare = budget - sum(p.objective - p.bound for p in parts if p not in todo and p.x is not None)
-        left = max(1.0, time_limit_s - (time.perf_counter() - started))
 
         def improve(part: _Part) -> None:
             allowed = max(spare, 0.0) / len(todo)
-            if part.x is not None and part.relaxed is not None:  # a second, longer neighbourhood search first
-                x = heuristic.rins(part.model, part.relaxed, part.x, gap, min(RINS_RETRY_S, left))
-                part.x, part.objective = x, float(np.dot(part.model.arrays()["cost"], x))
+            report = _reporter(say, parts, parts.index(part), started, phase)
+            if part.x is not None and part.model.chosen:
+                _decompose(problem, part, gap, deadline, relax, report)
                 if part.objective - part.bound <= allowed:
                     return
-            _milp(part, gap, allowed, left, _reporter(say, parts, parts.index(part), started, phase))
+            left = max(1.0, deadline - time.perf_counter())
+            _milp(part, gap, allowed, left, report)
 
         with ThreadPoolExecutor(WORKERS) as pool:
             list(pool.map(improve, todo))
@@ -155,10 +148,64 @@ def solve(problem: Problem, gap: float = DEFAULT_GAP, time_limit_s: float = DEFA
     objective = sum(p.objective for p in parts)
     bound = min(sum(p.bound for p in parts), objective)
     rel_gap = 0.0 if objective <= 0 else max(0.0, (objective - bound) / abs(objective))
-    status = "optimal" if rel_gap <= gap + 1e-12 else next((p.status for p in parts if p.status != "optimal"),
-                                                            "gap_limit")
+    failed = next((p.status for p in parts if p.status not in ("optimal", "time_limit")), None)
+    status = "optimal" if rel_gap <= gap + 1e-12 else failed or "time_limit"
     say(Progress(phase, seconds, objective, bound, rel_gap))
     return Solution(builder.finish(), usage, status, objective, bound, rel_gap, lp_value, seconds, dict(stats))
+
+
+def _first_plan(part: _Part, gap: float, time_limit_s: float) -> None:
+    """The part's LP bound, and a first plan dived from it (HiGHS runs outside the GIL: 2 at once)."""
+    lp, part.lp_value = highs.lp(part.model, time_limit_s)
+    if part.lp_value is None:
+        return
+    part.bound = part.lp_value
+    if not part.model.integer:
+        _offer(part, np.asarray(lp.getSolution().col_value))
+        return
+    relaxed = part.relaxed = np.asarray(lp.getSolution().col_value)
+    first = heuristic.first_plan(part.model, lp, relaxed.copy(), gap, min(GANG_TIME_S, time_limit_s))
+    target = gap / 4 * abs(part.lp_value)
+    cost = part.model.arrays()["cost"]
+    for _ in range(RINS_ROUNDS):  # while the first plan is off by more than a quarter of the gap
+        if first is None or float(np.dot(cost, first)) - part.lp_value <= target:
+            break
+        first = heuristic.rins(part.model, relaxed, first, gap, min(RINS_TIME_S, time_limit_s))
+    if first is not None:
+        _offer(part, first)
+
+
+def _offer(part: _Part, x: np.ndarray) -> None:
+    """Keep ``x`` (feasible for the part's model) when it is the cheapest plan the part has seen."""
+    objective = float(np.dot(part.model.arrays()["cost"], x))
+    if part.x is None or objective < part.objective:
+        part.x, part.first, part.objective = x, x, objective
+
+
+def _judge(part: _Part, gap: float) -> None:
+    if part.x is None or part.lp_value is None:
+        return
+    part.bound = min(max(part.bound, part.lp_value), part.objective)
+    part.status = "optimal" if part.objective - part.bound <= gap * abs(part.objective) else "time_limit"
+
+
+def _decompose(problem: Problem, part: _Part, gap: float, deadline: float, relax: bool,
+               report: ProgressFn) -> None:
+    """Per-month bounding rows (not in the relaxed solve, whose quota increases span months), then
+    fix-and-optimise, each within a share of the time left."""
+    model = part.model
+    if not relax:
+        left = deadline - time.perf_counter()
+        if decompose.month_cuts(problem, model, time.perf_counter() + CUT_SHARE * left):
+            _, value = highs.lp(model, max(1.0, deadline - time.perf_counter()))
+            if value is not None:
+                part.bound = min(max(part.bound, value), part.objective)
+    report(Progress("", 0.0, part.objective, part.bound))
+    left = deadline - time.perf_counter()
+    x = decompose.fix_and_optimise(model, part.x, gap, time.perf_counter() + SEARCH_SHARE * left)  # type: ignore[arg-type]
+    _offer(part, x)
+    part.bound = min(part.bound, part.objective)
+    report(Progress("", 0.0, part.objective, part.bound))
 
 
 def _to_improve(parts: list[_Part], budget: float) -> list[_Part]:
@@ -178,14 +225,14 @@ def _to_improve(parts: list[_Part], budget: float) -> list[_Part]:
 
 
 def _reporter(say: ProgressFn, parts: list[_Part], i: int, started: float, phase: str) -> ProgressFn:
-    """Progress of part i, shown as the whole plan: parts done count as solved, later ones at their LP."""
+    """Progress of part i, shown as the whole plan: every other part at its own best plan and bound so far
+    (all have a first plan by then), so incumbent, bound and gap are those of a plan that exists."""
     def report(p: Progress) -> None:
-        done = sum(x.objective for x in parts[:i])
-        low = sum(x.bound for x in parts[:i]) + sum(x.lp_value or 0.0 for x in parts[i + 1:])
-        rest = sum(x.lp_value or 0.0 for x in parts[i + 1:])
-        incumbent = None if p.incumbent_usd is None else done + rest + p.incumbent_usd
-        bound = None if p.bound_usd is None else low + p.bound_usd
-        gap = None if incumbent is None or bound is None or incumbent <= 0 else (incumbent - bound) / incumbent
+        part, others = parts[i], [x for k, x in enumerate(parts) if k != i]
+        own = [v for v in (p.incumbent_usd, part.objective if part.x is not None else None) if v is not None]
+        incumbent = sum(x.objective for x in others) + min(own) if own else None
+        bound = sum(x.bound for x in others) + max(part.bound, p.bound_usd or -math.inf)
+        gap = None if incumbent is None or bound is None or incumbent <= 0 else max(0.0, incumbent - bound) / incumbent
         say(Progress(f"{phase} {parts[i].gpu}", time.perf_counter() - started, incumbent, bound, gap))
 
     return report
@@ -196,16 +243,18 @@ def _milp(part: _Part, gap: float, abs_gap: float, time_limit_s: float, progress
     started = time.perf_counter()
     h, x = _run_milp(model, gap, abs_gap, time_limit_s, progress, part.first)
     cost = model.arrays()["cost"]
-    if part.first is not None and not highs.trusted(model, h, x):  # solved again from scratch
+    if part.first is not None and x is not None and not highs.trusted(model, h, x):  # again, from scratch
         left = max(1.0, time_limit_s - (time.perf_counter() - started))
         h, x = _run_milp(model, gap, abs_gap, left, progress, None)
     info = h.getInfo()
-    objective = float(np.dot(cost, x))
-    if part.x is None or objective <= part.objective:
-        part.x, part.objective = x, objective
+    if x is not None and highs.feasible(model, x) and (part.x is None or float(np.dot(cost, x)) <= part.objective):
+        part.x, part.objective = x, float(np.dot(cost, x))
+    if part.x is None:
+        raise RuntimeError(f"HiGHS found no feasible plan ({h.modelStatusToString(h.getModelStatus())}); "
+                           "the model always has one (everything unserved), so this is a bug.")
     bound = float(info.mip_dual_bound) if model.integer else part.objective
-    if part.lp_value is not None and not bound >= part.lp_value:  # the LP optimum is a bound too
-        bound = part.lp_value
+    if not bound >= part.bound:  # the LP optimum (with the month rows) is a bound too
+        bound = part.bound
     part.bound = min(bound, part.objective)
     closed = part.objective - part.bound <= max(abs_gap, gap * abs(part.objective)) + 1e-6
     part.status = _status(h.getModelStatus(), closed)
@@ -231,7 +280,7 @@ def _polish(part: _Part) -> None:
 
 
 def _run_milp(model: Model, gap: float, abs_gap: float, time_limit_s: float, progress: ProgressFn,
-              first: np.ndarray | None) -> tuple[highspy.Highs, np.ndarray]:
+              first: np.ndarray | None) -> tuple[highspy.Highs, np.ndarray | None]:
     h = highs.highs_for(model, integral=True, gap=gap, time_limit_s=time_limit_s)
     h.setOptionValue("mip_abs_gap", max(abs_gap, 1e-6))
     if first is not None:
@@ -241,16 +290,15 @@ def _run_milp(model: Model, gap: float, abs_gap: float, time_limit_s: float, pro
     _watch(h, progress, time.perf_counter())
     h.run()
     if h.getInfo().primal_solution_status != highspy.SolutionStatus.kSolutionStatusFeasible:
-        raise RuntimeError(f"HiGHS found no feasible plan ({h.modelStatusToString(h.getModelStatus())}); "
-                           "the model always has one (everything unserved), so this is a bug.")
+        return h, None
     return h, np.asarray(h.getSolution().col_value)
 
 
 def _status(status: highspy.HighsModelStatus, closed: bool) -> str:
-    if status == highspy.HighsModelStatus.kOptimal:
-        return "optimal" if closed else "gap_limit"
-    if status == highspy.HighsModelStatus.kTimeLimit:
+    """``optimal`` only when the gap is proven closed; any stop with a plan in hand is ``time_limit``."""
+    if closed:
+        return "optimal"
+    if status in (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kTimeLimit,
+                  highspy.HighsModelStatus.kInterrupt, highspy.HighsModelStatus.kSolutionLimit):
         return "time_limit"
-    return status.name.removeprefix("k").lower()  # e.g. kInterrupt -> interrupt
-
-
+    return status.name.removeprefix("k").lower()

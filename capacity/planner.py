@@ -33,6 +33,11 @@ class Run:
         return self.solution.plan
 
     @property
+    def requests_proven(self) -> bool | None:
+        """Whether the quota requests come from a relaxed solve proven within its gap (None: no such solve)."""
+        return None if self.relaxed is None else self.relaxed.status == "optimal"
+
+    @property
     def unmet_after_requests(self) -> float | None:
         """GPU-hours still unserved if every quota request were granted (no offer, or the solve's limits)."""
         if self.relaxed is None:
@@ -45,16 +50,17 @@ def plan(demand: Sequence[DemandRow], offers: Sequence[OfferRow], quotas: Sequen
          penalty: float = problem.DEFAULT_PENALTY_USD_PER_GPU_HOUR, gap: float = problem.DEFAULT_GAP,
          time_limit_s: float = problem.DEFAULT_TIME_LIMIT_S, progress: ProgressFn | None = None) -> Run:
     built = problem.build(demand, offers, quotas, penalty)
-    solution = optimize.solve(built, gap=gap, time_limit_s=time_limit_s, progress=progress)
     started = time.perf_counter()
     baseline = greedy.greedy(built)
     greedy_seconds = time.perf_counter() - started
+    # the greedy plan is every part's start: the plan returned is never worse than the baseline
+    solution = optimize.solve(built, gap=gap, time_limit_s=time_limit_s, progress=progress, starts=[baseline])
     relaxed = None
     found: list[QuotaRequest] = []
     short = {s.gpu for s in solution.plan.shortfall}
     if built.quotas_given and short:
         relaxed = optimize.solve(built, gap=max(gap, RELAXED_GAP), time_limit_s=min(time_limit_s, RELAXED_TIME_S),
-                                 progress=progress, relax=True, only=short)
+                                 progress=progress, relax=True, only=short, starts=[solution.plan])
         found = requests.quota_requests(built, relaxed)
     result = solution.plan
     verdict = check.check(demand, offers, quotas, result.lines, result.commitments, result.shortfall, penalty)

@@ -60,6 +60,7 @@ def summary(run: Run) -> dict[str, Any]:
                                            else round(run.unmet_after_requests, 3)),
         "relaxed_status": None if relaxed is None else relaxed.status,
         "relaxed_gap": None if relaxed is None else round(relaxed.gap, 6),
+        "quota_requests_proven": run.requests_proven,
         "first_month": run.problem.months[0],
         "last_month": run.problem.months[-1],
         "months": len(run.problem.months),
@@ -115,7 +116,8 @@ def render(run: Run, console: Console, out: Path | None = None) -> None:
     head.add_row("  usage / commitments", f"${p.usage_usd:,.0f} / ${p.commitment_usd:,.0f}")
     head.add_row("unmet GPU-hours", f"{p.unmet_gpu_hours:,.0f}" + (" [red](shortfall)[/]" if p.shortfall else ""))
     head.add_row("objective (spend + penalty)", f"${p.objective_usd:,.0f}")
-    head.add_row("status", f"{s.status}, gap {s.gap:.4%} in {s.solve_seconds:.1f} s")
+    proof = "proven within the gap" if s.status == "optimal" else "[yellow]stopped before proving the gap[/]"
+    head.add_row("status", f"{s.status}, gap {s.gap:.4%} in {s.solve_seconds:.1f} s ({proof})")
     head.add_row("proven lower bound", f"${s.lower_bound_usd:,.0f}")
     if s.lp_relaxation_usd is not None:
         head.add_row("LP relaxation bound", f"${s.lp_relaxation_usd:,.0f}")
@@ -147,6 +149,9 @@ def render(run: Run, console: Console, out: Path | None = None) -> None:
         if after is not None:
             table.caption = (f"if granted, unmet GPU-hours fall from {p.unmet_gpu_hours:,.0f} to {after:,.0f}; "
                              "file by = month needed - the cloud's usual lead time")
+        if run.requests_proven is False and run.relaxed is not None:
+            table.caption = (table.caption or "") + (
+                f"\n[yellow]not proven: the relaxed solve stopped at its time limit (gap {run.relaxed.gap:.3%})[/]")
         console.print(table)
     if not run.verdict.ok:
         console.print(f"[red]The independent check found {len(run.verdict.violations)} violation(s):[/]")

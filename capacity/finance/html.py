@@ -62,7 +62,7 @@ img{max-width:100%;display:block;margin:1em 0}
 {% if r.requests %}<p>Quota increases to file (in the cloud's own units), and by when:</p>
 <table><tr><th>cloud</th><th>region</th><th>GPU</th><th>market</th><th>now (GPUs)</th><th>ask (GPUs)</th><th>native request</th><th>needed from</th><th>file by</th><th>GPU-hours it enables</th></tr>
 {% for q in r.requests %}<tr><td>{{ q.cloud.value }}</td><td>{{ q.region }}</td><td>{{ q.gpu }}</td><td>{{ q.market.value }}</td><td class="n">{{ q.current_max_gpus|num }}</td><td class="n">{{ q.requested_max_gpus|num }}</td><td>+{{ q.native_increase|num }} {{ q.native_unit }} {{ q.native_quota }}</td><td>{{ q.month_needed }}</td><td>{{ q.request_by }}</td><td class="n">{{ q.gpu_hours_enabled|num }}</td></tr>
-{% endfor %}</table>{% else %}<p>No quota requests are needed.</p>{% endif %}
+{% endfor %}</table>{% if s.quota_requests_proven == false %}<p class="note">Not proven: the relaxed-quota solve behind these requests stopped at its time limit ({{ s.relaxed_status }}, gap {{ "%.3f"|format(s.relaxed_gap * 100) }} %), so a smaller set of increases may serve the same demand.</p>{% endif %}{% else %}<p>No quota requests are needed.</p>{% endif %}
 
 <h2 id="commitments">Commitments</h2>
 {% if r.commitments %}<table><tr><th>cloud</th><th>region</th><th>machine type</th><th>term</th><th>from</th><th>nodes</th><th>GPUs</th><th>charge (whole term)</th><th>rate $/GPU-h</th><th>on-demand $/GPU-h</th><th>break-even utilisation</th><th>expected utilisation</th><th>coverage</th><th>saving vs on-demand in horizon</th></tr>
