@@ -83,7 +83,7 @@ class _Part:
     x: np.ndarray | None = None
     objective: float = 0.0
     bound: float = 0.0
-    status: str = "not_solved"
+    status: str = "time_limit"  # a plan without a proof (the LP bound of 0 holds: every cost is >= 0)
 
 
 def solve(problem: Problem, gap: float = DEFAULT_GAP, time_limit_s: float = DEFAULT_TIME_LIMIT_S,
@@ -119,6 +119,10 @@ def solve(problem: Problem, gap: float = DEFAULT_GAP, time_limit_s: float = DEFA
     with ThreadPoolExecutor(WORKERS) as pool:
         list(pool.map(first_plan, parts))
     lp_value = None if any(p.lp_value is None for p in parts) else sum(p.lp_value for p in parts)  # type: ignore[misc]
+    if all(p.x is not None for p in parts):
+        first, low = sum(p.objective for p in parts), sum(p.bound for p in parts)
+        say(Progress(f"{phase}: first plans", time.perf_counter() - started, first, low,
+                     max(0.0, first - low) / first if first > 0 else 0.0))
     budget = gap * abs(lp_value) if lp_value is not None else 0.0
     todo = _to_improve(parts, budget)
     if todo:

@@ -229,3 +229,13 @@ def _capacity_for(demand: list[DemandRow], gpu: str, unservable: float) -> float
         mid = (low + high) / 2
         low, high = (mid, high) if sum(max(0.0, g - mid) for g in levels) > target else (low, mid)
     return high
+
+
+def generate_rows(rows: int, seed: int = 7) -> Instance:
+    """An H-like instance with exactly ``rows`` demand rows (24 months; teams added until there are enough),
+    for measuring time and memory at scale."""
+    spec = HardSpec("rows", teams=max(32, rows // 25 + 1))
+    inst = generate_hard(spec, seed)
+    if len(inst.demand) < rows:
+        raise ValueError(f"drew {len(inst.demand)} rows, fewer than {rows}")
+    return Instance(inst.demand[:rows], inst.offers, inst.quotas)
