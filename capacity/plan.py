@@ -99,16 +99,49 @@ class PlanBuilder:
             for (c, start), nodes in sorted(self.bought.items(), key=lambda kv: (kv[0][0].offer.key, kv[0][1]))
         ]
         shortfall = []
+        room = _Room(problem, self.served, self.bought)
         for i, d in enumerate(problem.demand):
             unmet = d.gpu_hours - served_by_row.get(i, 0.0)
             if unmet > EPS_GPU_HOURS * max(1.0, d.gpu_hours):
                 shortfall.append(ShortfallLine.model_construct(
                     month=d.month, team=d.team, gpu=d.gpu, gang_gpus=d.gang_gpus, spot_ok=d.spot_ok,
-                    unmet_gpu_hours=unmet, reason=shortfall_reason(problem, d)))
+                    unmet_gpu_hours=unmet, reason=shortfall_reason(problem, d, room, i)))
         return Plan(lines, commitments, shortfall, problem.penalty)
 
 
-def shortfall_reason(problem: Problem, row: DemandRow) -> str:
+class _Room:
+    """Per (month, site): the GPU-hours of on-demand quota (less commitments) and spot quota the plan
+    leaves idle, and where each row was served; what a shortfall reason is read from."""
+
+    def __init__(self, problem: Problem, served: dict[tuple[int, Site, Option], float],
+                 bought: dict[tuple[CommitOffer, int], int]) -> None:
+        self.problem = problem
+        self.month = {m: i for i, m in enumerate(problem.months)}
+        self.used: dict[tuple[int, Site, str], float] = defaultdict(float)
+        self.sites_of: dict[int, set[Site]] = defaultdict(set)
+        for (row, site, option), amount in served.items():
+            m = self.month[problem.demand[row].month]
+            kind = "spot" if option is Option.SPOT else "od" if option is Option.ON_DEMAND else "commit"
+            self.used[(m, site, kind)] += amount
+            self.sites_of[row].add(site)
+        for (commit, start), nodes in bought.items():
+            site = problem.sites[(commit.offer.cloud, commit.offer.region, commit.offer.gpu)]
+            for m in range(start, min(start + commit.term_months, len(problem.months))):
+                # committed GPUs hold the on-demand quota all month, used or not
+                self.used[(m, site, "held")] += nodes * commit.gpus * problem.hours[m]
+
+    def idle(self, m: int, site: Site, spot: bool) -> float:
+        h = self.problem.hours[m]
+        if spot:
+            return 0.0 if site.spot is None else max(0.0, h * site.quota_spot - self.used[(m, site, "spot")])
+        idle_commit = max(0.0, self.used[(m, site, "held")] - self.used[(m, site, "commit")])
+        quota_left = h * site.quota_on_demand - self.used[(m, site, "held")] - self.used[(m, site, "od")]
+        return idle_commit + (max(0.0, quota_left) if site.on_demand is not None else 0.0)
+
+
+def shortfall_reason(problem: Problem, row: DemandRow, room: _Room | None = None, index: int = -1) -> str:
+    """Why a row is (partly) unserved, in the order a reader checks: offers, gang size against quotas, then
+    what the plan did with the quota that could have served it."""
     sites = problem.sites_for(row.gpu)
     if not sites:
         return f"no offer sells {row.gpu}"
@@ -116,5 +149,30 @@ def shortfall_reason(problem: Problem, row: DemandRow) -> str:
     if not usable:
         return f"only spot offers sell {row.gpu} and the row is not spot_ok"
     if row.gang_gpus > 1 and not any(s.quota_on_demand >= row.gang_gpus for s in usable):
-        return f"no region's on-demand quota reaches the gang of {row.gang_gpus} GPUs"
-    return "quota exhausted"
+        largest = max(usable, key=lambda s: s.quota_on_demand)
+        return (f"no region's on-demand quota reaches the gang of {row.gang_gpus} GPUs (largest: "
+                f"{largest.quota_on_demand:g} in {largest.cloud.value}/{largest.region})")
+    if room is None:
+        return "quota exhausted"
+    m = room.month[row.month]
+    fits = [s for s in usable if row.gang_gpus <= s.quota_on_demand or row.gang_gpus == 1]
+    free = {s: room.idle(m, s, False) + (room.idle(m, s, True) if row.spot_ok else 0.0) for s in fits}
+    idle = [s for s in fits if free[s] > EPS_GPU_HOURS * problem.hours[m]]
+    small = [s for s in usable if s not in fits and room.idle(m, s, False) > EPS_GPU_HOURS * problem.hours[m]]
+    where = room.sites_of.get(index, set())
+    if row.gang_gpus > 1 and where and idle:
+        here = next(iter(where))
+        return (f"a gang runs in one region: served in {here.cloud.value}/{here.region}, whose quota is full; "
+                f"idle quota in {_names(idle)} would split it")
+    if idle:
+        return (f"cheaper unserved: using the idle quota in {_names(idle)} costs more than the penalty of "
+                f"{problem.penalty:g} USD/GPU-hour")
+    text = f"quota full that month in {_names(fits)} (used by rows the plan serves at a lower total cost)"
+    if small:
+        text += f"; idle quota in {_names(small)} is below the gang of {row.gang_gpus} GPUs"
+    return text
+
+
+def _names(sites: Sequence[Site]) -> str:
+    names = sorted(f"{s.cloud.value}/{s.region}" for s in sites)
+    return ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")

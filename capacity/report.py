@@ -137,6 +137,15 @@ def render(run: Run, console: Console, out: Path | None = None) -> None:
         if len(p.commitments) > 15:
             table.caption = f"... {len(p.commitments) - 15} more in commitments.csv"
         console.print(table)
+    if p.shortfall:
+        table = Table(title="Unserved demand and why (largest first)", title_justify="left")
+        for col in ("month", "team", "gpu", "gang", "unmet GPU-h", "why"):
+            table.add_column(col, justify="right" if col in ("gang", "unmet GPU-h") else "left")
+        for x in sorted(p.shortfall, key=lambda x: (-x.unmet_gpu_hours, x.month, x.team))[:10]:
+            table.add_row(x.month, x.team, x.gpu, str(x.gang_gpus), f"{x.unmet_gpu_hours:,.0f}", x.reason)
+        if len(p.shortfall) > 10:
+            table.caption = f"... {len(p.shortfall) - 10} more in shortfall.csv"
+        console.print(table)
     if run.requests:
         table = Table(title="Quota increases that remove the shortfall", title_justify="left")
         for col in ("cloud", "region", "gpu", "market", "now", "ask", "native", "needed", "file by"):

@@ -16,7 +16,16 @@ from typing import Any
 from capacity.finance.budget import BudgetRow, VarianceRow, variance
 from capacity.forecast import Forecast
 from capacity.planner import Run
-from capacity.schema import CommitmentLine, HistoryRow, OfferRow, Option, QuotaRequest, add_months, hours
+from capacity.schema import (
+    CommitmentLine,
+    HistoryRow,
+    OfferRow,
+    Option,
+    QuotaRequest,
+    ShortfallLine,
+    add_months,
+    hours,
+)
 
 AFTER = "after horizon"
 IDLE = "(idle commitments)"
@@ -109,6 +118,7 @@ class Report:
     variance: list[VarianceRow] | None
     prices: list[OfferRow]
     assumptions: list[tuple[str, str]] = field(default_factory=list)
+    shortfall: list[ShortfallLine] = field(default_factory=list)  # largest first, each with its reason
 
     @property
     def total_usd(self) -> float:
@@ -218,7 +228,8 @@ def build(run: Run, summary: dict[str, Any], budget: Sequence[BudgetRow] | None 
                   fans=_fans(history, forecast) if history and forecast else [], variance=variance_rows,
                   prices=_prices(run), assumptions=_assumptions(run, summary, quantile, forecast is not None)
                   + ([("Budget", f"{outside} budget.csv row(s) outside the horizon are not compared")]
-                     if outside else []))
+                     if outside else []),
+                  shortfall=sorted(run.plan.shortfall, key=lambda x: (-x.unmet_gpu_hours, x.month, x.team)))
 
 
 def _headroom(run: Run, months: list[str]) -> list[Headroom]:

@@ -119,6 +119,10 @@ def write(path: Path, report: Report) -> None:
     _sheet(wb, "Commitments", header, rows, {6: THOUSANDS, 7: THOUSANDS, 8: USD, 9: RATE, 10: RATE, 11: PCT,
                                              12: PCT, 13: PCT, 14: USD, 15: USD}, total)
 
+    header = ["month", "team", "gpu", "gang GPUs", "spot ok", "unmet GPU-hours", "why"]
+    rows = [[x.month, x.team, x.gpu, x.gang_gpus, x.spot_ok, x.unmet_gpu_hours, x.reason] for x in report.shortfall]
+    _sheet(wb, "Shortfall", header, rows, {5: THOUSANDS})
+
     header = ["assumption", "value"]
     rows = [list(a) for a in report.assumptions]
     rows.append(["", ""])

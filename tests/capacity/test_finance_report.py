@@ -49,7 +49,11 @@ def test_report_writes_html_xlsx_markdown_and_the_plan(out: Path) -> None:
 def test_xlsx_totals_equal_summary_json_to_the_cent(out: Path) -> None:
     summary = json.loads((out / "summary.json").read_text())
     wb = load_workbook(out / "report.xlsx")
-    assert wb.sheetnames == ["Summary", "Monthly plan", "By team", "Quota requests", "Commitments", "Assumptions"]
+    assert wb.sheetnames == ["Summary", "Monthly plan", "By team", "Quota requests", "Commitments", "Shortfall",
+                             "Assumptions"]
+    short = list(wb["Shortfall"].iter_rows(min_row=2, values_only=True))
+    assert len(short) == len((out / "shortfall.csv").read_text().splitlines()) - 1
+    assert all(row[-1] for row in short)  # every unserved row says why
     items = {row[0]: row[1] for row in wb["Summary"].iter_rows(min_row=2, values_only=True)}
     assert cents(items["Total spend (usage + commitments)"]) == cents(summary["total_usd"])
     assert cents(items["Usage"]) == cents(summary["usage_usd"])

@@ -36,7 +36,7 @@ def test_quotas_cap_gpus_per_month_and_the_rest_goes_elsewhere_or_unmet() -> Non
     served = {line.region: line.gpu_hours for line in plan.lines}
     assert served == pytest.approx({"r1": 8 * h, "r2": 8 * h})
     assert plan.unmet_gpu_hours == pytest.approx(4 * h)
-    assert plan.shortfall[0].reason == "quota exhausted"
+    assert plan.shortfall[0].reason.startswith("quota full that month in aws/r1, aws/r2")
 
 
 def test_a_gang_row_runs_in_one_region_whose_quota_fits_the_gang() -> None:
