@@ -9,7 +9,7 @@ import numpy as np
 
 from capacity.milp import Model
 from capacity.plan import EPS_GPU_HOURS, Plan, PlanBuilder, northwest
-from capacity.problem import Problem, Site
+from capacity.problem import USAGE_OPTIONS, Problem, Site
 from capacity.schema import Option
 
 
@@ -95,7 +95,7 @@ def encode(problem: Problem, model: Model, plan: Plan) -> np.ndarray | None:
             continue  # another GPU model's line
         u, site = unit_of[rows[0]], problem.sites.get((line.cloud, line.region, line.gpu))
         m = month[line.month]
-        table = model.sp if line.option is Option.SPOT else model.od if line.option is Option.ON_DEMAND else model.cm
+        table = model.sp if line.option is Option.SPOT else model.od if line.option in USAGE_OPTIONS else model.cm
         if site is None or (u, site) not in model.served or (m, site) not in table:
             return None
         x[model.served[(u, site)]] += line.gpu_hours

@@ -8,7 +8,7 @@ small MILP, where gang rows must be packed whole into regions and commitments ma
 One row per month, part >= that optimum (HiGHS's proven bound of it), is valid for every plan and gives
 the LP relaxation what it lacks on quota-bound instances: gang rows that cannot be split between regions.
 
-Primal (``place_by_month``): with the commitments fixed, months are independent; each month's gang
+Primal (``fix_and_optimise``): with the commitments fixed, months are independent; each month's gang
 placement is a small MILP solved on its own, which HiGHS closes far faster than all months at once.
 """
 
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from collections.abc import Callable
 
 import highspy
 import numpy as np
@@ -116,10 +117,11 @@ def _search(model: Model, x: np.ndarray, free: np.ndarray, gap: float, time_limi
     return y if float(cost @ y) < float(cost @ x) - 1e-9 and feasible(model, y) else x
 
 
-def fix_and_optimise(model: Model, x: np.ndarray, gap: float, deadline: float, rounds: int = 3) -> np.ndarray:
+def fix_and_optimise(model: Model, x: np.ndarray, gap: float, deadline: float,
+                     better: Callable[[np.ndarray], None] = lambda _x: None, rounds: int = 3) -> np.ndarray:
     """Alternate two exact neighbourhoods of ``x`` until neither improves it or time runs out: each month's
     gang placement with everything else fixed (commitments fixed, months are independent), then every
-    commitment with all placements fixed."""
+    commitment with all placements fixed. ``better`` hears of every improvement as it happens."""
     chosen_by_month: dict[int, list[int]] = defaultdict(list)
     for (u, _), col in model.chosen.items():
         chosen_by_month[model.units[u].month].append(col)
@@ -133,12 +135,18 @@ def fix_and_optimise(model: Model, x: np.ndarray, gap: float, deadline: float, r
                 return x
             free = np.zeros(model.num_col, dtype=bool)
             free[chosen_by_month[m]] = True
-            x = _search(model, x, free, gap / 4, min(left, MONTH_TIME_S))
+            y = _search(model, x, free, gap / 4, min(left, MONTH_TIME_S))
+            if y is not x:
+                x = y
+                better(x)
         left = deadline - time.perf_counter()
         if nodes and left > 0.05:
             free = np.zeros(model.num_col, dtype=bool)
             free[nodes] = True
-            x = _search(model, x, free, gap / 4, min(left, COMMIT_TIME_S))
+            y = _search(model, x, free, gap / 4, min(left, COMMIT_TIME_S))
+            if y is not x:
+                x = y
+                better(x)
         if float(cost @ x) >= before * (1 - 1e-7):
             break
     return x

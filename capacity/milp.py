@@ -63,6 +63,7 @@ class Model:
     increase: dict[tuple[Site, Market], int] = field(default_factory=dict)
     balance: dict[tuple[int, Site], int] = field(default_factory=dict)  # (month, site) -> its balance row
     hours: list[int] = field(default_factory=list)  # per month of the horizon
+    _arrays: tuple[tuple[int, int, int], dict[str, np.ndarray]] | None = field(default=None, repr=False)
 
     def col(self, cost: float, lower: float, upper: float, integer: bool = False) -> int:
         self.cost.append(cost)
@@ -93,10 +94,20 @@ class Model:
         return len(self.row_lower)
 
     def arrays(self) -> dict[str, np.ndarray]:
-        return {"cost": np.asarray(self.cost), "lower": np.asarray(self.lower), "upper": np.asarray(self.upper),
-                "starts": np.asarray(self.starts, dtype=np.int32), "index": np.asarray(self.index, dtype=np.int32),
-                "value": np.asarray(self.value), "row_lower": np.asarray(self.row_lower),
-                "row_upper": np.asarray(self.row_upper), "integer": np.asarray(self.integer, dtype=np.int32)}
+        """The model as read-only numpy arrays, made once per shape: solvers ask for them many times, and a
+        copy per call of every nonzero was what made memory grow with the solve, not with the rows."""
+        shape = (self.num_col, self.num_row, len(self.index))
+        if self._arrays is None or self._arrays[0] != shape:
+            made = {"cost": np.asarray(self.cost, dtype=float), "lower": np.asarray(self.lower, dtype=float),
+                    "upper": np.asarray(self.upper, dtype=float), "starts": np.asarray(self.starts, dtype=np.int32),
+                    "index": np.asarray(self.index, dtype=np.int32), "value": np.asarray(self.value, dtype=float),
+                    "row_lower": np.asarray(self.row_lower, dtype=float),
+                    "row_upper": np.asarray(self.row_upper, dtype=float),
+                    "integer": np.asarray(self.integer, dtype=np.int32)}
+            for array in made.values():
+                array.flags.writeable = False
+            self._arrays = (shape, made)
+        return self._arrays[1]
 
 
 def request_weight(problem: Problem) -> float:

@@ -26,8 +26,8 @@ WORKERS = 2  # HiGHS releases the GIL: two GPU models solve at once on a 2-core 
 RINS_TIME_S = 1.0  # each relaxation-induced neighbourhood search (heuristic.rins)
 RINS_ROUNDS = 1
 GANG_TIME_S = 1.0  # placing gang rows once commitments are fixed (heuristic.first_plan)
-CUT_SHARE = 0.25  # of the time left, for the per-month bounding rows of a GPU model far from its bound
-SEARCH_SHARE = 0.35  # of the time left then, for fix-and-optimise; the full MILP gets the rest
+SEARCH_SHARE = 0.3  # of the time left, for fix-and-optimise on a GPU model far from its bound
+CUT_SHARE = 0.3  # of the time left then, for its per-month bounding rows; the full MILP gets the rest
 
 
 @dataclass(frozen=True)
@@ -195,20 +195,23 @@ def _judge(part: _Part, gap: float) -> None:
 
 def _decompose(problem: Problem, part: _Part, gap: float, deadline: float, relax: bool,
                report: ProgressFn) -> None:
-    """Per-month bounding rows (not in the relaxed solve, whose quota increases span months), then
-    fix-and-optimise, each within a share of the time left."""
+    """Fix-and-optimise from the best plan first (a good plan early), then the per-month bounding rows (not
+    in the relaxed solve, whose quota increases span months), each within a share of the time left."""
     model = part.model
-    if not relax:
+
+    def better(x: np.ndarray) -> None:
+        _offer(part, x)
+        report(Progress("", 0.0, part.objective, min(part.bound, part.objective)))
+
+    left = deadline - time.perf_counter()
+    decompose.fix_and_optimise(model, part.x, gap, time.perf_counter() + SEARCH_SHARE * left, better)  # type: ignore[arg-type]
+    part.bound = min(part.bound, part.objective)
+    if not relax and part.objective - part.bound > gap / 4 * abs(part.objective):
         left = deadline - time.perf_counter()
         if decompose.month_cuts(problem, model, time.perf_counter() + CUT_SHARE * left):
             _, value = highs.lp(model, max(1.0, deadline - time.perf_counter()))
             if value is not None:
                 part.bound = min(max(part.bound, value), part.objective)
-    report(Progress("", 0.0, part.objective, part.bound))
-    left = deadline - time.perf_counter()
-    x = decompose.fix_and_optimise(model, part.x, gap, time.perf_counter() + SEARCH_SHARE * left)  # type: ignore[arg-type]
-    _offer(part, x)
-    part.bound = min(part.bound, part.objective)
     report(Progress("", 0.0, part.objective, part.bound))
 
 

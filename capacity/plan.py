@@ -121,7 +121,7 @@ class _Room:
         self.sites_of: dict[int, set[Site]] = defaultdict(set)
         for (row, site, option), amount in served.items():
             m = self.month[problem.demand[row].month]
-            kind = "spot" if option is Option.SPOT else "od" if option is Option.ON_DEMAND else "commit"
+            kind = "spot" if option is Option.SPOT else "commit" if option.is_commit else "od"
             self.used[(m, site, kind)] += amount
             self.sites_of[row].add(site)
         for (commit, start), nodes in bought.items():
