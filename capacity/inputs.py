@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from capacity.csvio import InputError, RowProblem, duplicates, load_rows
+from capacity.problem import too_many_rows
 from capacity.schema import DemandRow, HistoryRow, OfferRow, QuotaRow
 from components import catalog
 from components.catalog import Cloud
@@ -68,6 +69,12 @@ def _offer_machine(label: str) -> Callable[[OfferRow, int], Iterable[RowProblem]
 
 def load_demand(path: Path) -> list[DemandRow]:
     label = str(path)
+    try:  # refused before parsing: a line count is cheap, a million parsed rows are not
+        error = too_many_rows(path.read_bytes().count(b"\n") - 1, label) if path.is_file() else None
+    except OSError:
+        error = None  # load_rows says what is wrong with the file
+    if error is not None:
+        raise error
     rows = load_rows(path, DemandRow, label,
                      _all(_known_gpu(label), duplicates(label, "month, team, gpu, gang_gpus, spot_ok")))
     if not rows:

@@ -11,6 +11,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from capacity.csvio import InputError, RowProblem
 from capacity.schema import DemandRow, Market, OfferRow, Option, QuotaRow, hours, month_span
 from components.catalog import Cloud
 
@@ -18,6 +19,19 @@ DEFAULT_PENALTY_USD_PER_GPU_HOUR = 1000.0
 DEFAULT_GAP = 1e-3  # 0.1 %: "proven optimal" for planning purposes
 DEFAULT_TIME_LIMIT_S = 300.0  # a hard, quota-bound plan reaches 0.1 % within it (benchmarks/capacity_bench.py)
 SiteKey = tuple[Cloud, str, str]  # (cloud, region, gpu)
+# Demand rows one plan takes. Memory grows linearly with rows (benchmarks/capacity_bench.py --rows: 100,000
+# quota-bound rows peak well under 4 GB); beyond this a plan is refused up front, before anything is built.
+MAX_DEMAND_ROWS = 200_000
+
+
+def too_many_rows(rows: int, label: str) -> InputError | None:
+    """The error for a demand file or list over MAX_DEMAND_ROWS, naming the limit and how to get under it."""
+    if rows <= MAX_DEMAND_ROWS:
+        return None
+    return InputError([RowProblem(label, None, None, str(rows), f"demand rows: more than the {MAX_DEMAND_ROWS:,} "
+                                  "one plan takes (memory grows with rows; docs/capacity.md, \"Limits\").",
+                                  "Aggregate rows of the same month, team, GPU, gang_gpus and spot_ok, plan fewer "
+                                  "months at a time, or split the teams over several plans.")])
 USAGE_OPTIONS = (Option.ON_DEMAND, Option.FLEX_START)  # priced per GPU-hour used, on the on-demand quota
 
 
@@ -90,7 +104,10 @@ class Problem:
 def build(demand: Sequence[DemandRow], offers: Sequence[OfferRow], quotas: Sequence[QuotaRow] | None,
           penalty: float = DEFAULT_PENALTY_USD_PER_GPU_HOUR) -> Problem:
     """Gather offers and quotas per site. Without a quotas file nothing is limited; with one, a
-    (cloud, region, gpu, market) it does not list has a quota of 0 GPUs."""
+    (cloud, region, gpu, market) it does not list has a quota of 0 GPUs. Refuses more than MAX_DEMAND_ROWS."""
+    error = too_many_rows(len(demand), "demand")
+    if error is not None:
+        raise error
     months = tuple(month_span(min(d.month for d in demand), max(d.month for d in demand)))
     sites: dict[SiteKey, Site] = {}
     for offer in sorted(offers, key=lambda o: (o.key, o.usd_per_gpu_hour)):
