@@ -10,6 +10,8 @@ left. The LP bound proves how good the result is; often it is within the gap and
 
 from __future__ import annotations
 
+import math
+import time
 from collections import defaultdict
 
 import highspy
@@ -35,7 +37,8 @@ def _groups(model: Model) -> dict[int, list[Option]]:
     return out
 
 
-def first_plan(model: Model, lp: highspy.Highs, x: np.ndarray, gap: float, time_limit_s: float) -> np.ndarray | None:
+def first_plan(model: Model, lp: highspy.Highs, x: np.ndarray, gap: float, time_limit_s: float,
+               deadline: float = math.inf) -> np.ndarray | None:
     """``lp`` holds the solved LP relaxation with values ``x``. Returns a column vector feasible for the
     MILP (every integer column integral), or None.
 
@@ -44,7 +47,7 @@ def first_plan(model: Model, lp: highspy.Highs, x: np.ndarray, gap: float, time_
     same commitments. Placing gangs first and rounding commitments after costs far more, since the LP keeps
     re-spreading fractional commitments. Should HiGHS find nothing in time, gang rows are placed by diving."""
     lower, upper = np.asarray(model.lower, dtype=float), np.asarray(model.upper, dtype=float).copy()
-    fixed = _round_commitments(model, lp, lower, upper, x)
+    fixed = _round_commitments(model, lp, lower, upper, x, deadline)
     if fixed is None:
         return None
     if not model.chosen:
@@ -53,16 +56,18 @@ def first_plan(model: Model, lp: highspy.Highs, x: np.ndarray, gap: float, time_
     h.run()  # stopping at the time limit is fine: any plan it has is feasible, and the LP bound judges it
     if h.getInfo().primal_solution_status == highspy.SolutionStatus.kSolutionStatusFeasible:
         return np.asarray(h.getSolution().col_value)
-    return _place_gangs(model, lp, fixed, lower, upper)
+    return _place_gangs(model, lp, fixed, lower, upper, deadline)
 
 
 def _place_gangs(model: Model, lp: highspy.Highs, x: np.ndarray, lower: np.ndarray,
-                 upper: np.ndarray) -> np.ndarray | None:
+                 upper: np.ndarray, deadline: float = math.inf) -> np.ndarray | None:
     """Dive on the gang rows' sites, commitments already fixed in the bounds."""
     open_units = _groups(model)
     placed: dict[int, Option] = {}
     hours = model.hours
     for _ in range(MAX_ROUNDS):
+        if time.perf_counter() > deadline:
+            break
         split: list[tuple[float, int]] = []
         for u, options in list(open_units.items()):
             served = [x[s] for _, s, _ in options]
@@ -91,13 +96,15 @@ def _place_gangs(model: Model, lp: highspy.Highs, x: np.ndarray, lower: np.ndarr
 
 
 def _round_commitments(model: Model, lp: highspy.Highs, lower: np.ndarray, upper: np.ndarray,
-                       x: np.ndarray) -> np.ndarray | None:
+                       x: np.ndarray, deadline: float = math.inf) -> np.ndarray | None:
     """Dive on the commitment node counts: fix those already whole, then round the nearest-to-whole quarter
     of the rest and solve again, so usage and the other commitments adapt; a rounding that breaks a quota
-    (the LP turns infeasible) is taken down instead."""
+    (the LP turns infeasible) is taken down instead. Past the deadline the rest are rounded down at once."""
     nodes = np.asarray(list(model.nodes.values()), dtype=np.int64)
     free = nodes.copy()
     for _ in range(MAX_ROUNDS):
+        if time.perf_counter() > deadline:
+            break
         values = x[free]
         whole = np.abs(values - np.round(values)) <= 1e-6
         lower[free[whole]] = upper[free[whole]] = np.round(values[whole])

@@ -109,7 +109,7 @@ def solve(problem: Problem, gap: float = DEFAULT_GAP, time_limit_s: float = DEFA
             part.x, part.lp_value, part.status = np.zeros(0), 0.0, "optimal"
             return
         say(Progress(f"{phase}: LP + first plan {part.gpu}", time.perf_counter() - started))
-        _first_plan(part, gap, time_limit_s)
+        _first_plan(part, gap, deadline)
         for plan in starts:
             x = encode(problem, part.model, plan)
             if x is not None and highs.feasible(part.model, x):
@@ -158,8 +158,10 @@ def solve(problem: Problem, gap: float = DEFAULT_GAP, time_limit_s: float = DEFA
     return Solution(builder.finish(), usage, status, objective, bound, rel_gap, lp_value, seconds, dict(stats))
 
 
-def _first_plan(part: _Part, gap: float, time_limit_s: float) -> None:
-    """The part's LP bound, and a first plan dived from it (HiGHS runs outside the GIL: 2 at once)."""
+def _first_plan(part: _Part, gap: float, deadline: float) -> None:
+    """The part's LP bound, and a first plan dived from it (HiGHS runs outside the GIL: 2 at once); past the
+    deadline the dive stops early (the start plans still count)."""
+    time_limit_s = max(0.0, deadline - time.perf_counter())
     lp, part.lp_value = highs.lp(part.model, time_limit_s)
     if part.lp_value is None:
         return
@@ -168,11 +170,11 @@ def _first_plan(part: _Part, gap: float, time_limit_s: float) -> None:
         _offer(part, np.asarray(lp.getSolution().col_value))
         return
     relaxed = part.relaxed = np.asarray(lp.getSolution().col_value)
-    first = heuristic.first_plan(part.model, lp, relaxed.copy(), gap, min(GANG_TIME_S, time_limit_s))
+    first = heuristic.first_plan(part.model, lp, relaxed.copy(), gap, min(GANG_TIME_S, time_limit_s), deadline)
     target = gap / 4 * abs(part.lp_value)
     cost = part.model.arrays()["cost"]
     for _ in range(RINS_ROUNDS):  # while the first plan is off by more than a quarter of the gap
-        if first is None or float(np.dot(cost, first)) - part.lp_value <= target:
+        if first is None or float(np.dot(cost, first)) - part.lp_value <= target or time.perf_counter() > deadline:
             break
         first = heuristic.rins(part.model, relaxed, first, gap, min(RINS_TIME_S, time_limit_s))
     if first is not None:
