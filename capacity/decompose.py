@@ -57,7 +57,7 @@ def _shares(problem: Problem, model: Model) -> dict[int, list[tuple[int, float]]
 
 
 def month_cuts(problem: Problem, model: Model, deadline: float) -> int:
-    """Add one bounding row per month whose own MILP proves more than its LP; returns how many were added.
+    """Add one bounding row per month (>= its own MILP's proven bound); returns how many were added.
     Stops adding (never a wrong row) when the deadline passes."""
     if not model.chosen:
         return 0  # no gang rows: the LP relaxation is already tight on packing
@@ -65,12 +65,10 @@ def month_cuts(problem: Problem, model: Model, deadline: float) -> int:
     lower0, upper0 = np.asarray(model.lower, dtype=float), np.asarray(model.upper, dtype=float)
     own, shares = _month_columns(model), _shares(problem, model)
     unserved_hours = np.zeros(model.num_col)
-    by_month: dict[int, list[int]] = defaultdict(list)
-    for u, unit in enumerate(model.units):
-        unserved_hours[model.unserved[u]] = unit.hours
-        by_month[unit.month].append(model.unserved[u])
+    unserved = np.asarray(model.unserved, dtype=np.int64)
+    unit_month = np.asarray([unit.month for unit in model.units], dtype=np.int64)
+    unserved_hours[unserved] = [unit.hours for unit in model.units]
     nodes = np.asarray(list(model.nodes.values()), dtype=np.int32)
-    others = {m: [c for k, cols in by_month.items() if k != m for c in cols] for m in own}
     added = 0
     for m in sorted(own):
         left = deadline - time.perf_counter()
@@ -83,7 +81,8 @@ def month_cuts(problem: Problem, model: Model, deadline: float) -> int:
             keep[col] = True
             month_cost[col] = share
         lower, upper = np.where(keep, lower0, 0.0), np.where(keep, upper0, 0.0)
-        lower[others[m]] = upper[others[m]] = unserved_hours[others[m]]  # the other months: all unserved
+        others = unserved[unit_month != m]
+        lower[others] = upper[others] = unserved_hours[others]  # the other months: all unserved
         h = highs_for(model, integral=True, gap=1e-4, time_limit_s=left, bounds=(lower, upper))
         h.changeColsCost(model.num_col, np.arange(model.num_col, dtype=np.int32), month_cost)
         if len(nodes):  # whole nodes matter little to one month's part; relaxed, the bound stays valid and quick
