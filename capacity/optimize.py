@@ -26,6 +26,7 @@ WORKERS = 2  # HiGHS releases the GIL: two GPU models solve at once on a 2-core 
 RINS_TIME_S = 1.0  # each relaxation-induced neighbourhood search (heuristic.rins)
 RINS_ROUNDS = 1
 GANG_TIME_S = 1.0  # placing gang rows once commitments are fixed (heuristic.first_plan)
+RINS_RETRY_S = 3.0  # the longer search for a GPU model whose first plan is still too far from its bound
 SEARCH_SHARE = 0.3  # of the time left, for fix-and-optimise on a GPU model far from its bound
 CUT_SHARE = 0.3  # of the time left then, for its per-month bounding rows; the full MILP gets the rest
 
@@ -131,7 +132,13 @@ def solve(problem: Problem, gap: float = DEFAULT_GAP, time_limit_s: float = DEFA
         def improve(part: _Part) -> None:
             allowed = max(spare, 0.0) / len(todo)
             report = _reporter(say, parts, parts.index(part), started, phase)
-            if part.x is not None and part.model.chosen:
+            if part.x is not None and part.relaxed is not None:  # a longer neighbourhood search: enough on most
+                _offer(part, heuristic.rins(part.model, part.relaxed, part.x, gap,
+                                            min(RINS_RETRY_S, max(0.0, deadline - time.perf_counter()))))
+                report(Progress("", 0.0, part.objective, part.bound))
+                if part.objective - part.bound <= allowed:
+                    return
+            if part.x is not None and part.model.chosen:  # quota-bound gangs: month by month
                 _decompose(problem, part, gap, deadline, relax, report)
                 if part.objective - part.bound <= allowed:
                     return
