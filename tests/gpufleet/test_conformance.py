@@ -16,6 +16,8 @@ from gpufleet.capture import Resource
 from gpufleet.conformance import args_class, check_graph, check_resource
 from stacks.config import stack_names
 from tests.conftest import example_fleet, one
+from tests.readme_fleets import NAMES as README_FLEETS
+from tests.readme_fleets import readme_fleet
 
 CLOUD_PACKAGES = ("aws:", "gcp:", "azure-native:", "azuread:", "pulumi:providers:")
 
@@ -105,3 +107,12 @@ def test_a_misspelling_in_the_program_fails_the_graph(monkeypatch, capture):
     report = check_graph(capture(example_fleet("aws-train")))
     assert {f.path for f in report.findings} == {"networkInterfaces[0].interface_typ"}
     assert {f.resource.split("::")[1] for f in report.findings} == {"train-h100-lt", "train-a100-eval-lt"}
+
+
+@pytest.mark.parametrize("name", README_FLEETS)
+def test_stacks_written_from_the_readme_conform(capture, name):
+    """p5en / p6-b200 (reservation, capacity block, spot), a3-highgpu-8g / a4-highgpu-8g, ND H200 v5 with a spot
+    pool, NoExecute taints: tests/readme_fleets.py."""
+    report = check_graph(capture(readme_fleet(name)))
+    assert report.findings == []
+    assert not [key for key in report.unchecked if key.startswith(CLOUD_PACKAGES)]
