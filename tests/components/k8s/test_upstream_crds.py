@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from components.catalog import Fabric
 from components.k8s import upstream
 from components.k8s.upstream.crd import problems
 from gpufleet.capture import SECRET_MASK, UNKNOWN_MASK, Graph
@@ -47,6 +48,12 @@ def test_every_kind_we_emit_has_a_digest() -> None:
                        "monitoring.coreos.com/PrometheusRule", "networking.gke.io/GKENetworkParamSet",
                        "networking.gke.io/Network"}
     assert emitted <= set(upstream.crds())
+
+
+def test_generated_fleets_cover_every_fabric_and_most_machine_types() -> None:
+    generated = [cluster for case, (cluster, _) in RENDERED.items() if case.startswith("catalogue-")]
+    assert {p.fabric for c, _ in RENDERED.values() for p in c.pools} == set(Fabric)
+    assert len(generated) >= 40  # of 51 GPU machine types; the rest are not offered in the example regions
 
 
 def test_kueue_topology_is_served_at_v1beta1() -> None:

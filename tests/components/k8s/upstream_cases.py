@@ -5,8 +5,11 @@ reservation pools, taints of every effect). Rendering is pure (no Pulumi program
 from __future__ import annotations
 
 import copy
+from functools import cache
 from typing import Any
 
+from components.catalog import machine_types
+from components.errors import SpecError
 from components.fleet import Cluster
 from components.k8s.inputs import AddonInputs
 from components.k8s.interconnect import GpuNic, gpu_nic_names
@@ -53,7 +56,7 @@ def user_fleets() -> dict[str, dict[str, Any]]:
 
 
 def fleets() -> dict[str, dict[str, Any]]:
-    return {**{s: example_fleet(s) for s in STACKS}, **user_fleets()}
+    return {**{s: example_fleet(s) for s in STACKS}, **user_fleets(), **catalogue_fleets()}
 
 
 def inputs(cluster: Cluster) -> AddonInputs:
@@ -65,10 +68,29 @@ def inputs(cluster: Cluster) -> AddonInputs:
     return AddonInputs(kubeconfig="{}", lustre=lustre, gpu_nics=nics)
 
 
+@cache
 def rendered() -> dict[str, tuple[Cluster, Rendered]]:
     """case/cluster -> (cluster, what the add-on layer renders for it)."""
     out = {}
     for case, fleet in fleets().items():
         for cluster in resolve(fleet).clusters:
             out[f"{case}/{cluster.name}"] = (cluster, render(cluster, inputs(cluster)))
+    return out
+
+
+def catalogue_fleets() -> dict[str, dict[str, Any]]:
+    """Generated: one pool of every GPU machine type of the catalogue, in its cloud's example stack, in the first
+    of the stack's zones that offers it (types its region does not offer are left out, counted by the test)."""
+    out = {}
+    example = {"aws": "aws-train", "gcp": "gcp-train", "azure": "azure-train"}
+    for machine in (m for m in machine_types() if m.gpus):
+        stack = example[machine.cloud.value]
+        for zone in example_fleet(stack)["clusters"][0]["zones"]:
+            fleet = _with_pool(stack, machine.name, zone=zone, capacity={"type": "on_demand"})
+            try:
+                resolve(fleet)
+            except SpecError:
+                continue
+            out[f"catalogue-{machine.name}"] = fleet
+            break
     return out
