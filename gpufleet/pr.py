@@ -9,12 +9,14 @@ a repository of stack files only is previewed on both sides with the installed g
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +25,7 @@ from typing import Any
 from components.errors import SpecError
 from gpufleet.analyzer import stack_policy_config
 from gpufleet.capture import ProgramError
+from gpufleet.parallel import preview_many, workers
 from gpufleet.preview import preview_stack
 from stacks.config import stack_names
 
@@ -131,9 +134,43 @@ def _quiet(_: str) -> None:
     return None
 
 
+def _cache_dir() -> Path:
+    return Path(os.environ.get("GPUFLEET_CACHE_DIR") or
+                Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "gpufleet" / "previews")
+
+
+def cache_key(repo: Path, commit: str, stacks_rel: str, stack: str) -> str:
+    """A digest of everything a merge-base preview depends on, read from git at ``commit``: the code the program
+    runs (components, gpufleet, policies, stacks, pyproject), the catalogue and prices (capacity/data), the stack
+    file, and this interpreter. Content-addressed: a key never needs invalidating."""
+    parts = [sys.version, stack, stacks_rel]
+    for path in (*CODE, "capacity/data", stacks_rel, f"{stacks_rel}/Pulumi.{stack}.yaml"):
+        done = subprocess.run(["git", "-C", str(repo), "rev-parse", f"{commit}:{path.rstrip('/')}"],
+                              capture_output=True, text=True, check=False)
+        parts.append(f"{path}={done.stdout.strip() if done.returncode == 0 else 'absent'}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def _base_document(repo: Path, commit: str, base_root: Path, stacks_rel: str, stack: str) -> dict[str, Any]:
+    """The merge-base preview, from the cache when its inputs were previewed before (only successful previews
+    are kept: a failure may be transient)."""
+    own_code = (base_root / "gpufleet" / "cli.py").exists()
+    path = _cache_dir() / f"{cache_key(repo, commit, stacks_rel, stack)}.json" if own_code else None
+    if path is not None and path.exists():
+        return json.loads(path.read_text())
+    document = preview_document(base_root, stack, base_root / stacks_rel, own_code=True)
+    if path is not None and not document.get("errors"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        scratch = path.with_suffix(f".{os.getpid()}.tmp")
+        scratch.write_text(json.dumps(document))
+        scratch.replace(path)  # atomic: parallel runs never read half a file
+    return document
+
+
 def previews(repo: Path, stacks_rel: str = "stacks", base_ref: str | None = None,
              progress: Callable[[str], None] = _quiet) -> PrPreviews:
-    """``progress`` gets one line per stack and side as the previews start."""
+    """Merge-base previews run as parallel subprocesses (one per core; cached by content), then the working tree's
+    in parallel forked processes. ``progress`` gets one line per stack and side."""
     root = Path(git(repo, "rev-parse", "--show-toplevel").strip())
     commit = merge_base(root, base_ref)
     head_dir = root / stacks_rel
@@ -142,12 +179,22 @@ def previews(repo: Path, stacks_rel: str = "stacks", base_ref: str | None = None
         known = sorted(set(stack_names(head_dir) if head_dir.exists() else []) |
                        set(stack_names(base_dir) if base_dir.exists() else []))
         stacks = touched_stacks(changed_files(root, commit), stacks_rel, known)
-        base = {}
-        for i, s in enumerate(stacks, 1):
-            progress(f"[{i}/{len(stacks)}] {s}: previewing the merge base {commit[:8]}…")
-            base[s] = preview_document(base_root, s, base_dir, own_code=True)
+        progress(f"previewing {len(stacks)} stack(s) at the merge base {commit[:8]}…")
+        # With its own code, each base stack is a subprocess: threads only wait on them. Without, the previews run
+        # here, one at a time (the Pulumi runtime is process-global).
+        def one(s: str) -> dict[str, Any]:
+            return _base_document(root, commit, base_root, stacks_rel, s)
+
+        if (base_root / "gpufleet" / "cli.py").exists():
+            with ThreadPoolExecutor(workers(0, len(stacks))) as pool:
+                base = dict(zip(stacks, pool.map(one, stacks), strict=True))
+        else:
+            base = {s: one(s) for s in stacks}
     head = {}
-    for i, s in enumerate(stacks, 1):
-        progress(f"[{i}/{len(stacks)}] {s}: previewing the working tree…")
-        head[s] = preview_document(root, s, head_dir, own_code=False)
-    return PrPreviews(commit, stacks, base, head)
+    present = [s for s in stacks if (head_dir / f"Pulumi.{s}.yaml").exists()]
+    progress(f"previewing {len(present)} stack(s) in the working tree…")
+    for s, result in preview_many(present, head_dir, 0, progress):
+        head[s] = failed(s, str(result)) if isinstance(result, ProgramError) else result.document()
+    for s in stacks:
+        head.setdefault(s, {**EMPTY, "stack": s})
+    return PrPreviews(commit, stacks, base, {s: head[s] for s in stacks})

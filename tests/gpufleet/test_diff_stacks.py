@@ -133,7 +133,7 @@ def test_pr_in_a_temporary_git_repository(tmp_path: Path, monkeypatch: pytest.Mo
     args = ["pr", "--base", "main", "--no-policies", "--format", "json", "--offers", str(OFFERS)]
     out = CliRunner().invoke(app, args)
     assert out.exit_code == 0, out.output
-    doc = json.loads(out.output)
+    doc = json.loads(out.stdout)  # progress lines go to stderr
     assert [s["stack"] for s in doc["stacks"]] == ["aws-train"]
     assert doc["headline"].startswith("Monthly cost will increase by $96,430")
     assert doc["stacks"][0]["risks"][0]["headline"] == "aws-train: replaces 128 H100 GPUs (train-h100-ng)"

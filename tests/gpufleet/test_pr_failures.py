@@ -100,3 +100,22 @@ def test_a_failed_program_is_a_failure_not_a_teardown() -> None:
     assert text.splitlines()[1] == "## Preview failed for 1 stack (s): no resource diff for it"
     assert "- head: the stack program failed under the offline preview: boom" in text
     assert "Monthly cost" not in text.split("### ❌")[0]
+
+
+def test_base_cache_key_follows_content(tmp_path: Path) -> None:
+    from gpufleet.pr import cache_key
+
+    repo = _repo(tmp_path, ("dev", "aws-train"))
+    first = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    (repo / "README").write_text("docs only")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "docs")
+    docs = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    _break(repo / "stacks" / "Pulumi.dev.yaml")
+    _git(repo, "commit", "-qam", "dev changed")
+    changed = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True,
+                             text=True).stdout.strip()
+    key = cache_key(repo, first, "stacks", "dev")
+    assert key == cache_key(repo, docs, "stacks", "dev")  # a commit that changes nothing previewed: same key
+    assert key != cache_key(repo, changed, "stacks", "dev")  # the stack file changed
+    assert key != cache_key(repo, first, "stacks", "aws-train")
