@@ -80,6 +80,11 @@ def flex(nodes: dict[str, int]) -> Change:
     return both(sets("pool.nodes", nodes), sets("pool.capacity", {"type": "flex_start"}))
 
 
+def a10g(quota: int) -> Change:
+    return both(sets("pool.machine_type", "g5.12xlarge"),
+                sets("cluster.addons.kueue_teams", [{"name": "a", "gpus": {"A10G": quota}}]))
+
+
 def lustre(tib: float, tier: int) -> Change:
     return sets("cluster.storage.lustre", {"capacity_tib": tib, "throughput_mbps_per_tib": tier, "bucket": "ckpt"})
 
@@ -156,6 +161,9 @@ CASES: list[tuple[str, Cloud, Change, str | None]] = [
     ("quota == supply + 1", A, sets("cluster.addons.kueue_teams", [{"name": "a", "gpus": {"H100": 20}},
                                                                    {"name": "b", "gpus": {"H100": 13}}]),
      f"{C}.addons.kueue_teams"),
+    # a 4-GPU machine: 4 nodes x 4 A10G = 16 (g5.12xlarge, components/data/machine_types.csv)
+    ("4-GPU pool quota == supply", A, a10g(16), None),
+    ("4-GPU pool quota == supply + 1", A, a10g(17), f"{C}.addons.kueue_teams"),
     ("quota for a GPU no pool has", A, sets("cluster.addons.kueue_teams", [{"name": "a", "gpus": {"A100": 1}}]),
      f"{C}.addons.kueue_teams[0].gpus.A100"),
     ("duplicate team", A, sets("cluster.addons.kueue_teams", [{"name": "a", "gpus": {"H100": 1}},
@@ -228,6 +236,7 @@ CASES: list[tuple[str, Cloud, Change, str | None]] = [
     ("gcp lustre 1530", G, lustre(1530, 1000), None),
     ("gcp lustre 1539", G, lustre(1539, 1000), f"{C}.storage.lustre.capacity_tib"),
     ("gcp lustre 1584", G, lustre(1584, 1000), None),
+    ("gcp lustre 1548 (36-step, not 72)", G, lustre(1548, 1000), f"{C}.storage.lustre.capacity_tib"),
     ("gcp lustre 10008", G, lustre(10008, 1000), None),
     ("gcp lustre 10080", G, lustre(10080, 1000), f"{C}.storage.lustre.capacity_tib"),
     # Azure Managed Lustre AMLFS-Durable-Premium-500: 4 TiB steps from 4 to 128

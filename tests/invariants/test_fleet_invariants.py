@@ -1,5 +1,6 @@
 """Any valid fleet is a good fleet: generated fleets on every cloud preview, pass every mandatory policy of the
-pack (over the analyzer gRPC protocol), and wire GPUs, interconnect and Kueue quotas as the catalogue says.
+pack (over the analyzer gRPC protocol), conform to the installed provider SDKs' input types (gpufleet/conformance.py),
+and wire GPUs, interconnect and Kueue quotas as the catalogue says.
 
 `make test` runs a few generated fleets per cloud plus one fleet per cloud holding every catalogue machine type;
 `GPUFLEET_INVARIANTS=long` (``make bench``) runs many more.
@@ -14,6 +15,7 @@ from hypothesis import given, settings
 
 from components.catalog import Cloud
 from gpufleet.analyzer import PolicyPack
+from gpufleet.conformance import check_graph
 from tests.invariants import checks
 from tests.invariants.conftest import PROFILE
 from tests.invariants.fleets import AZURE_GB200, fleets, gpu_machines, one_machine_fleet
@@ -23,7 +25,8 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 def assert_good(raw: dict[str, Any], pack: PolicyPack) -> None:
     graph, mandatory = checks.preview(raw, pack)
-    problems = mandatory + list(checks.catalogue_agreement(raw, graph))
+    conformance = [f"conformance: {f}" for f in check_graph(graph).findings]  # inputs the provider SDK accepts
+    problems = mandatory + conformance + list(checks.catalogue_agreement(raw, graph))
     assert not problems, "\n".join(problems)
 
 
