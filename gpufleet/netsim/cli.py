@@ -145,6 +145,7 @@ def measure(
     measurement cannot run here.
     """
     from gpufleet.netsim.measure import MeasureRefused, run_measure
+    from gpufleet.netsim.netns import NetnsError
 
     found = load_profile(profile, stacks_dir, stack)
     allreduce_bytes = size(nbytes, "--bytes")
@@ -154,7 +155,7 @@ def measure(
         with console.status("measuring ...", spinner="dots") if not quiet else nullcontext():
             result = run_measure(profile, found.link, workers, allreduce_bytes, checkpoint_bytes, timeout_s,
                                  (lambda _: None) if quiet else lambda m: console.log(m))
-    except MeasureRefused as err:
+    except (MeasureRefused, NetnsError) as err:
         errors.print(f"error: {err}", markup=False)
         raise typer.Exit(4) from None
     if quiet:
@@ -191,6 +192,7 @@ def table(
     Needs root, like `measure`; exits 4 when a measurement cannot run.
     """
     from gpufleet.netsim.measure import MeasureRefused, run_measure
+    from gpufleet.netsim.netns import NetnsError
 
     found = [load_profile(p, stacks_dir, stack) for p in profiles]
     allreduce_bytes = size(nbytes, "--bytes")
@@ -200,7 +202,7 @@ def table(
     for name, f in zip(profiles, found, strict=True):
         try:
             r = run_measure(name, f.link, workers, allreduce_bytes, allreduce_bytes)
-        except MeasureRefused as err:
+        except (MeasureRefused, NetnsError) as err:
             errors.print(f"error: {name}: {err}", markup=False)
             raise typer.Exit(4) from None
         typer.echo(f"| {name} | {', '.join(r.applied) or '-'} | {', '.join(r.not_applied) or '-'} | "

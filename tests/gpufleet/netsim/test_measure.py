@@ -32,6 +32,21 @@ pytestmark = [
 MIB = 1024 * 1024
 
 
+def _namespaces_work() -> str | None:
+    """Why this machine cannot build network namespaces (a container without the rights), or None."""
+    name = f"{PREFIX}{os.getpid()}xprobe00-w0"
+    done = subprocess.run(["ip", "netns", "add", name], capture_output=True, text=True) if os.geteuid() == 0 \
+        and shutil.which("ip") else None
+    if done is None:
+        return None  # the marks above skip with their own reason
+    subprocess.run(["ip", "netns", "del", name], capture_output=True)
+    return None if done.returncode == 0 else f"`ip netns add` fails here: {done.stderr.strip()}"
+
+
+_CANNOT = _namespaces_work()
+pytestmark.append(pytest.mark.skipif(_CANNOT is not None, reason=_CANNOT or ""))
+
+
 def ours(prefix: str) -> list[str]:
     return [n for n in namespaces() if n.startswith(prefix)]
 
