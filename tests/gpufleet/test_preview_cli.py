@@ -79,9 +79,10 @@ def test_bad_config_lists_every_problem_and_builds_nothing(tmp_path: Path) -> No
     assert result.exit_code == 1
     doc = json.loads(result.stdout)
     assert doc["resources"] == [] and doc["summary"]["resources"] == 0
-    [error] = doc["errors"]  # an unknown region stops the per-pool checks of that cluster
-    assert "clusters[0].region: 'us-east-9' is not a known AWS region with GPU offerings. Did you mean" in error
-    assert "Pulumi.bad.yaml" in error
+    region, accelerator = doc["errors"]  # an unknown region does not hide the cluster's other problems
+    assert "clusters[0].region: 'us-east-9' is not a known AWS region with GPU offerings. Did you mean" in region
+    assert "clusters[0].node_pools[0].accelerator: 'H10' is not a known GPU" in accelerator
+    assert "Pulumi.bad.yaml" in region
     text = runner.invoke(app, ["preview", "--stack", "bad", "--stacks-dir", str(stacks)], env={"COLUMNS": "200"})
     assert text.exit_code == 1 and "nothing was built" in text.output and "Traceback" not in text.output
 

@@ -1,6 +1,8 @@
 """Crafted violations of the cost policies."""
 
+import csv
 import json
+from pathlib import Path
 
 from policies import prices
 from tests.policies import keys as k
@@ -12,6 +14,12 @@ def _pool_line(name: str, nodes: int, machine: str, spot: bool) -> tuple[str, fl
     assert price is not None, machine
     usd = price.usd_per_node_hour * nodes * 730
     return f"{name}: {nodes} x {machine} at ${price.usd_per_node_hour:,.2f}/h = ${usd:,.0f}", usd
+
+
+def _aws_gpu_regions() -> list[str]:
+    """The AWS regions of components/data/offerings.csv (derived from moto's offering data), read as plain CSV."""
+    with (Path(__file__).resolve().parents[2] / "components" / "data" / "offerings.csv").open(newline="") as fh:
+        return sorted({r["region"] for r in csv.DictReader(fh) if r["cloud"] == "aws"})
 
 
 def _over_budget() -> str:
@@ -29,8 +37,8 @@ CASES = [
     case("allowed-machine-types", "aws-train", k.NG_H100, {"instanceTypes": ["p5e.48xlarge"]},
          "machine type 'p5e.48xlarge' is not in the allow-list ['p5.48xlarge', 'p4d.24xlarge', 'm7i.2xlarge']",
          config=ALLOWED),
-    case("allowed-regions", "aws-train", k.AWS_PROVIDER, {"region": "ap-south-1"},
-         "region 'ap-south-1' is not allowed; allowed: eu-north-1, us-east-1, us-east-2, us-west-2"),
+    case("allowed-regions", "aws-train", k.AWS_PROVIDER, {"region": "cn-north-1"},
+         "region 'cn-north-1' is not allowed; allowed: " + ", ".join(_aws_gpu_regions())),
     case("allowed-regions", "gke", k.GKE, {"location": "asia-northeast1"},
          "region 'asia-northeast1' is not allowed; allowed: europe-west1, europe-west4, us-central1, us-east1, "
          "us-east4, us-east5, us-south1, us-west1"),
