@@ -38,6 +38,19 @@ class Quantile(StrEnum):
     P90 = "P90"
 
 
+SkipUnoffered = Annotated[bool, typer.Option(help="drop offers in a region the catalogue does not offer that machine "
+                                                 "type in (components/data/offerings.csv), with a warning, "
+                                                 "instead of refusing the file")]
+
+
+def _offers(path: Path | None, skip_unoffered: bool) -> list:
+    warnings: list[str] | None = [] if skip_unoffered else None
+    rows = inputs.load_offers(path, warnings)
+    for warning in warnings or []:
+        errors.print(f"warning: {warning}", style="yellow", highlight=False, markup=False)
+    return rows
+
+
 def _fail(err: InputError | SpecError) -> typer.Exit:
     errors.print(err.render(), style="red", highlight=False, markup=False)
     return typer.Exit(2)
@@ -155,6 +168,7 @@ def plan(
     penalty: Annotated[float, typer.Option(min=0.0, help="USD per unserved GPU-hour")] = PENALTY,
     gap: Annotated[float, typer.Option(min=0.0, max=1.0, help="stop when proven within this relative gap")] = GAP,
     time_limit: Annotated[float, typer.Option(min=1.0, help="seconds for each solve")] = DEFAULT_TIME_LIMIT_S,
+    skip_unoffered: SkipUnoffered = False,
     json_summary: Annotated[bool, typer.Option("--json", help="print summary.json instead of tables")] = False,
 ) -> None:
     """Plan the cheapest way to serve demand.csv within quotas: MILP (HiGHS), greedy baseline, quota requests."""
@@ -162,7 +176,7 @@ def plan(
 
     try:
         rows = inputs.load_demand(demand)
-        offer_rows = inputs.load_offers(offers)
+        offer_rows = _offers(offers, skip_unoffered)
         quota_rows = inputs.load_quotas(quotas) if quotas else None
     except InputError as err:
         raise _fail(err) from None
@@ -191,6 +205,7 @@ def report_command(
     penalty: Annotated[float, typer.Option(min=0.0, help="USD per unserved GPU-hour")] = PENALTY,
     gap: Annotated[float, typer.Option(min=0.0, max=1.0, help="stop when proven within this relative gap")] = GAP,
     time_limit: Annotated[float, typer.Option(min=1.0, help="seconds for each solve")] = DEFAULT_TIME_LIMIT_S,
+    skip_unoffered: SkipUnoffered = False,
 ) -> None:
     """The report finance reviews: forecast (with --history), plan, budget variance -> HTML, XLSX, Markdown."""
     from capacity import forecast as fc
@@ -205,7 +220,7 @@ def report_command(
     try:
         history_rows = inputs.load_history(history) if history else None
         rows = inputs.load_demand(demand) if demand else None
-        offer_rows = inputs.load_offers(offers)
+        offer_rows = _offers(offers, skip_unoffered)
         quota_rows = inputs.load_quotas(quotas) if quotas else None
         budget_rows = budgets.load_budget(budget) if budget else None
     except InputError as err:

@@ -11,10 +11,12 @@ from typing import Any
 
 from capacity.csvio import InputError, RowProblem, duplicates, load_rows
 from capacity.problem import too_many_rows
-from capacity.schema import DemandRow, HistoryRow, OfferRow, QuotaRow
+from capacity.schema import DemandRow, HistoryRow, OfferRow, Option, QuotaRow
 from components import catalog
+from components.capabilities import capabilities
 from components.catalog import Cloud
 from components.errors import did_you_mean
+from components.spec import CapacityType
 
 DEFAULT_OFFERS = Path(__file__).parent / "data" / "offers.csv"
 
@@ -67,6 +69,56 @@ def _offer_machine(label: str) -> Callable[[OfferRow, int], Iterable[RowProblem]
     return check
 
 
+CAPACITY_OF = {Option.ON_DEMAND: CapacityType.ON_DEMAND, Option.SPOT: CapacityType.SPOT,
+               Option.RESERVATION: CapacityType.RESERVATION, Option.CAPACITY_BLOCK: CapacityType.CAPACITY_BLOCK,
+               Option.FLEX_START: CapacityType.FLEX_START}
+
+
+def sold_options(cloud: Cloud, machine_type: str) -> list[Option]:
+    """The purchase options a cloud sells for a machine type, from its declared capabilities
+    (components/capabilities.py): commitments discount on-demand or reserved use, so they go with those."""
+    caps = capabilities(cloud)
+    types = set(caps.capacity_types)
+    for prefix, only in caps.capacity_for.items():
+        if machine_type.startswith(prefix):
+            types &= set(only)
+    if CapacityType.CAPACITY_BLOCK in types and not machine_type.startswith(caps.capacity_blocks_for):
+        types.discard(CapacityType.CAPACITY_BLOCK)
+    out = [o for o, t in CAPACITY_OF.items() if t in types]
+    if types & {CapacityType.ON_DEMAND, CapacityType.RESERVATION}:
+        out += [Option.COMMIT_1Y, Option.COMMIT_3Y]
+    return [o for o in Option if o in out]
+
+
+def _offer_sold(label: str, warn: list[str] | None,
+                dropped: set[tuple[str, str, str, str]]) -> Callable[[OfferRow, int], Iterable[RowProblem]]:
+    """An offer the catalogue does not offer in that region, or an option the cloud does not sell for that
+    machine type, is refused; with ``warn`` given (a list), region mismatches are dropped and listed instead."""
+
+    def check(item: OfferRow, line: int) -> Iterable[RowProblem]:
+        sold = sold_options(item.cloud, item.machine_type)
+        if item.option not in sold:
+            return [RowProblem(label, line, "option", item.option.value,
+                               f"is not sold for {item.cloud.title} {item.machine_type} (components/capabilities.py).",
+                               f"Use one of {', '.join(o.value for o in sold)}, or delete the row.")]
+        regions = sorted(catalog.regions(item.cloud, item.machine_type))
+        if item.region in regions:
+            return []
+        problem = RowProblem(label, line, "region", item.region,
+                             f"does not offer {item.machine_type} (components/data/offerings.csv offers it in "
+                             f"{', '.join(regions) or 'no region'}).",
+                             "Delete the row, add the offering to components/data/offerings.csv if the cloud sells "
+                             "it there, or pass --skip-unoffered to drop such rows with a warning.")
+        if warn is not None:
+            warn.append(problem.render().replace(" or pass --skip-unoffered to drop such rows with a warning", "")
+                        + " Dropped.")
+            dropped.add(item.key)
+            return []
+        return [problem]
+
+    return check
+
+
 def load_demand(path: Path) -> list[DemandRow]:
     label = str(path)
     try:  # refused before parsing: a line count is cheap, a million parsed rows are not
@@ -92,13 +144,17 @@ def load_history(path: Path) -> list[HistoryRow]:
     return rows
 
 
-def load_offers(path: Path | None = None) -> list[OfferRow]:
-    """offers.csv, or the bundled snapshot of public list prices when no path is given."""
+def load_offers(path: Path | None = None, warn: list[str] | None = None) -> list[OfferRow]:
+    """offers.csv, or the bundled snapshot of public list prices when no path is given. Every row must be an
+    offering of the catalogue and an option its cloud sells; with ``warn`` (a list) rows in a region the
+    catalogue does not offer are dropped and described there instead of refused."""
     path = path or DEFAULT_OFFERS
     label = str(path)
+    dropped: set[tuple[str, str, str, str]] = set()
     rows = load_rows(path, OfferRow, label,
-                     _all(_known_gpu(label), _offer_machine(label),
+                     _all(_known_gpu(label), _offer_machine(label), _offer_sold(label, warn, dropped),
                           duplicates(label, "cloud, region, machine_type, option")))
+    rows = [r for r in rows if r.key not in dropped]
     if not rows:
         raise InputError([RowProblem(label, None, None, None, "has no offers.",
                                      f"Add offers, or leave --offers out to use {DEFAULT_OFFERS.name}.")])

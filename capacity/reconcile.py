@@ -24,8 +24,8 @@ from components.spec import CapacityType
 
 Key = tuple[str, str, str]  # (cloud, region, gpu)
 OPTION_OF = {CapacityType.ON_DEMAND: Option.ON_DEMAND, CapacityType.SPOT: Option.SPOT,
-             CapacityType.RESERVATION: Option.ON_DEMAND, CapacityType.CAPACITY_BLOCK: Option.ON_DEMAND,
-             CapacityType.FLEX_START: Option.ON_DEMAND}
+             CapacityType.RESERVATION: Option.RESERVATION, CapacityType.CAPACITY_BLOCK: Option.CAPACITY_BLOCK,
+             CapacityType.FLEX_START: Option.FLEX_START}
 PAID_AT_MAX = {CapacityType.RESERVATION, CapacityType.CAPACITY_BLOCK}
 TOLERANCE_GPUS = 0.5
 
@@ -97,6 +97,8 @@ def _add_pool(s: _Supply, fleet: Fleet, region: str, pool: Pool, prices: Prices)
     s.max_gpus += nodes.max * per_node
     s.paid_gpus += paid
     price = prices.get(fleet.cloud.value, region, pool.machine.name, pool.machine.gpu, OPTION_OF[kind])
+    if price is None and kind is not CapacityType.SPOT:  # no offer of its own option: the on-demand rate it bills at
+        price = prices.get(fleet.cloud.value, region, pool.machine.name, pool.machine.gpu, Option.ON_DEMAND)
     s.paid_usd_per_gpu_hour.append((paid, price))
     if kind in PAID_AT_MAX:
         s.reserved_gpus += nodes.max * per_node

@@ -105,7 +105,7 @@ def _details(r: StackReport) -> list[str]:
                 price = c.hidden or (f"{c.usd_per_node_hour:,.2f}" if c.usd_per_node_hour is not None
                                      else "unpriced")
                 lines.append(f"| {when} | `{c.key.split('::')[-1]}` | {c.machine_type} | {c.nodes} | {c.gpus} "
-                             f"{c.gpu} | {c.option} | {price} | {c.hidden or f'{c.monthly_usd:,.0f}'} |")
+                             f"{c.gpu} | {c.label} | {price} | {c.hidden or f'{c.monthly_usd:,.0f}'} |")
         lines += ["", "</details>", ""]
     return lines + _policy(r)
 

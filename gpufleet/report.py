@@ -59,13 +59,15 @@ def build(diff: StackDiff, prices: cost.Prices, head_verdicts: Sequence[Any] | N
     old = {(f.policy, f.resource, f.message) for f in findings(base_verdicts or [])}
     new = [f for f in head if (f.policy, f.resource, f.message) not in old] if base_verdicts is not None else []
     ordered = new + [f for f in head if f not in new]
-    return StackReport(diff, risks(diff), cost.pool_costs(diff.base, prices), cost.pool_costs(diff.head, prices),
-                       ordered, new, policy_note)
+    before = cost.pool_costs(diff.base, prices)
+    return StackReport(diff, risks(diff), before, cost.pool_costs(diff.head, prices, before), ordered, new,
+                       policy_note)
 
 
 def _pool_json(c: cost.PoolCost) -> dict[str, Any]:
     return {"resource": c.key, "cloud": c.cloud, "region": c.region, "machine_type": c.machine_type,
-            "nodes": c.nodes, "gpus": c.gpus, "gpu": c.gpu, "option": c.option,
+            "nodes": c.nodes, "gpus": c.gpus, "gpu": c.gpu, "option": c.option, "option_label": c.label,
+            "paid_nodes": c.nodes if c.paid_nodes is None else c.paid_nodes,
             "usd_per_node_hour": c.usd_per_node_hour, "monthly_usd": round(c.monthly_usd, 2), "source": c.source}
 
 

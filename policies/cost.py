@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from components.catalog import Cloud, offerings
+from gpufleet.cost import option_label
 from policies import prices
 from policies.props import (
     AKS_CLUSTER,
@@ -38,6 +39,7 @@ from policies.props import (
     must_pool,
     pool_region,
     region_of,
+    reserved_by_template,
     tags_of,
 )
 from policies.rule import MANDATORY, Config, Node, Stack, resource_policy, stack_policy
@@ -117,18 +119,28 @@ def _region(stack: Stack, r: Node) -> str | None:
     return pool_region(r.type, r.props, deps, [p.props for p in stack.of_type(AWS_PROVIDER)])
 
 
+def _option(stack: Stack, r: Node, pool: NodePool) -> str:
+    """The option the pool buys; an EKS pool on a reservation shows it in its launch template."""
+    templates = stack.depends_on(r, LAUNCH_TEMPLATE)
+    if pool.capacity == "on_demand" and any(reserved_by_template(t.props) for t in templates):
+        return "reservation"
+    return pool.capacity
+
+
 def monthly_cost(stack: Stack, hours: float) -> tuple[float, list[str], list[str]]:
     """(USD per month with every pool at its max nodes, one line per pool, machine types without a price)."""
     total, lines, unpriced = 0.0, [], []
     for r, pool in _stack_pools(stack):
         for machine in pool.machine_types[:1]:
-            price = prices.node_hour(pool.cloud.value, machine, _region(stack, r), pool.spot)
+            option = _option(stack, r, pool)
+            price = prices.node_hour(pool.cloud.value, machine, _region(stack, r), option)
             if price is None:
                 unpriced.append(machine)
                 continue
             usd = price.usd_per_node_hour * pool.max_nodes * hours
             total += usd
-            lines.append(f"{r.name}: {pool.max_nodes} x {machine} at ${price.usd_per_node_hour:,.2f}/h = ${usd:,.0f}")
+            lines.append(f"{r.name}: {pool.max_nodes} x {machine} ({option_label(pool.cloud.value, option)}) at "
+                         f"${price.usd_per_node_hour:,.2f}/h = ${usd:,.0f}")
     return total, lines, unpriced
 
 

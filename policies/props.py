@@ -155,6 +155,8 @@ class NodePool:
     taints: tuple[tuple[str, str], ...]  # (key, NO_SCHEDULE-style effect)
     spot: bool
     cluster: str
+    capacity: str = "on_demand"  # how its nodes are bought: an offers.csv option (on_demand, spot, reservation,
+    # capacity_block, flex_start); an AWS reservation shows only in the launch template: see reserved_by_template
 
     @property
     def machine(self) -> MachineType | None:
@@ -192,7 +194,23 @@ def _eks(props: Mapping[str, Any]) -> NodePool:
         max_nodes=int(get(props, "scalingConfig.maxSize", 0)), zones=_zones(get(props, "subnetIds")),
         labels=get(props, "labels", {}),
         taints=_taints(get(props, "taints")),
-        spot=get(props, "capacityType") == "SPOT", cluster=str(get(props, f"tags.{CLUSTER_TAG}", "")))
+        spot=get(props, "capacityType") == "SPOT", cluster=str(get(props, f"tags.{CLUSTER_TAG}", "")),
+        capacity={"SPOT": "spot", "CAPACITY_BLOCK": "capacity_block"}.get(get(props, "capacityType"), "on_demand"))
+
+
+def reserved_by_template(template_props: Mapping[str, Any]) -> bool:
+    """An EKS launch template that targets a capacity reservation (an On-Demand Capacity Reservation)."""
+    return bool(get(template_props, "capacityReservationSpecification.capacityReservationTarget."
+                                    "capacityReservationId"))
+
+
+def _gke_capacity(props: Mapping[str, Any], spot: bool) -> str:
+    if spot:
+        return "spot"
+    if truthy(get(props, "nodeConfig.flexStart")) or truthy(get(props, "queuedProvisioning.enabled")):
+        return "flex_start"
+    affinity = get(props, "nodeConfig.reservationAffinity.consumeReservationType")
+    return "reservation" if affinity == "SPECIFIC_RESERVATION" else "on_demand"
 
 
 def _gke(props: Mapping[str, Any]) -> NodePool:
@@ -200,12 +218,13 @@ def _gke(props: Mapping[str, Any]) -> NodePool:
     per_zone = get(props, "autoscaling.maxNodeCount") or get(props, "nodeCount") or get(props, "initialNodeCount", 0)
     max_nodes = get(props, "autoscaling.totalMaxNodeCount") or int(per_zone) * max(1, len(locations or ()))
     machine = get(props, "nodeConfig.machineType")
+    spot = truthy(get(props, "nodeConfig.spot")) or truthy(get(props, "nodeConfig.preemptible"))
     return NodePool(
         cloud=Cloud.GCP, machine_types=(machine,) if machine else (), max_nodes=int(max_nodes), zones=locations,
         labels=get(props, "nodeConfig.labels", {}),
         taints=_taints(get(props, "nodeConfig.taints")),
-        spot=truthy(get(props, "nodeConfig.spot")) or truthy(get(props, "nodeConfig.preemptible")),
-        cluster=str(get(props, f"nodeConfig.resourceLabels.{CLUSTER_TAG}", "")))
+        spot=spot, cluster=str(get(props, f"nodeConfig.resourceLabels.{CLUSTER_TAG}", "")),
+        capacity=_gke_capacity(props, spot))
 
 
 def _aks_taint(text: str) -> tuple[str, str]:
@@ -222,7 +241,9 @@ def _aks(props: Mapping[str, Any]) -> NodePool:
         max_nodes=int(get(props, "maxCount" if autoscale else "count", 0)),
         zones=_zones(get(props, "availabilityZones")), labels=get(props, "nodeLabels", {}),
         taints=tuple(_aks_taint(t) for t in items(get(props, "nodeTaints"))),
-        spot=get(props, "scaleSetPriority") == "Spot", cluster=str(get(props, f"tags.{CLUSTER_TAG}", "")))
+        spot=get(props, "scaleSetPriority") == "Spot", cluster=str(get(props, f"tags.{CLUSTER_TAG}", "")),
+        capacity="spot" if get(props, "scaleSetPriority") == "Spot"
+        else "reservation" if get(props, "capacityReservationGroupId") else "on_demand")
 
 
 _READERS = {EKS_NODE_GROUP: _eks, GKE_NODE_POOL: _gke, AKS_AGENT_POOL: _aks}

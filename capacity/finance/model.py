@@ -274,8 +274,7 @@ def _prices(run: Run) -> list[OfferRow]:
     used: dict[tuple, OfferRow] = {}
     for line in run.plan.lines:
         site = run.problem.sites[(line.cloud, line.region, line.gpu)]
-        offer = site.on_demand if line.option is Option.ON_DEMAND else site.spot if line.option is Option.SPOT \
-            else None
+        offer = site.spot if line.option is Option.SPOT else None if line.option.is_commit else site.on_demand
         if offer is not None:
             used[offer.key] = offer
     for c in run.plan.commitments:
@@ -294,7 +293,7 @@ def _assumptions(run: Run, summary: dict[str, Any], quantile: str | None, foreca
          + (", ..." if len(months) > 3 else "") + "); commitments charge 8,760 h a year"),
         ("Price snapshot dates", ", ".join(dates) or "not stated in the offers file"),
         ("Price sources", "the source column of each offer (sheet Assumptions of report.xlsx lists every price "
-         "the plan buys at); derived spot and commitment rates are marked 'derived'"),
+         "the plan buys at); rows derived by a billing rule are marked 'derived'"),
         ("Penalty for unmet demand", f"${run.problem.penalty:,.2f} per GPU-hour (objective only, not spend)"),
         ("Demand quantile", (f"{quantile} of the forecast" if forecast else "demand.csv as given")
          + ("" if quantile is None or forecast else f" (forecast quantile {quantile} unused)")),

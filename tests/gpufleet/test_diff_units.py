@@ -114,7 +114,10 @@ def test_cost_arithmetic_uses_730_hours(prices: cost.Prices) -> None:
     h100 = next(c for c in costs if c.key.endswith("::h"))
     assert (h100.region, h100.usd_per_node_hour) == ("us-east-1", pytest.approx(6.88 * 8))
     assert h100.monthly_usd == pytest.approx(16 * 55.04 * 730)  # 642,867.20
-    assert next(c for c in costs if c.key.endswith("::cpu")).usd_per_node_hour is None
+    # CPU system pools: offers.csv prices GPUs only; the budget policy's list-price table prices them, here too
+    cpu = next(c for c in costs if c.key.endswith("::cpu"))
+    assert cpu.usd_per_node_hour == pytest.approx(0.4032)  # policies/data/on_demand_prices.csv, m7i.2xlarge
+    assert "list price" in cpu.source
     spot = cost.pool_costs([SUBNET, ng("s", "p4d.24xlarge", 2, capacityType="SPOT")], prices)[0]
     assert (spot.option, spot.monthly_usd) == ("spot", pytest.approx(2 * 1.2 * 8 * 730))
     assert cost.HOURS_PER_MONTH == 730

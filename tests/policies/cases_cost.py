@@ -10,10 +10,12 @@ from tests.policies.helpers import DROP, case
 
 
 def _pool_line(name: str, nodes: int, machine: str, spot: bool) -> tuple[str, float]:
-    price = prices.node_hour("aws", machine, "us-west-2", spot)
+    option = "spot" if spot else "on_demand"
+    price = prices.node_hour("aws", machine, "us-west-2", option)
     assert price is not None, machine
     usd = price.usd_per_node_hour * nodes * 730
-    return f"{name}: {nodes} x {machine} at ${price.usd_per_node_hour:,.2f}/h = ${usd:,.0f}", usd
+    label = "spot" if spot else "on-demand"  # capacity.schema.option_label for options without a cloud name
+    return f"{name}: {nodes} x {machine} ({label}) at ${price.usd_per_node_hour:,.2f}/h = ${usd:,.0f}", usd
 
 
 def _aws_gpu_regions() -> list[str]:

@@ -1,0 +1,39 @@
+"""Digest GCP machine prices from google-cloud-pricing-cost-calculator's ``pricing.yml`` (generated from the
+Cloud Billing Catalog API) into capacity/data/recorded/gcp_machines.csv: one row per catalogue machine type
+and region the catalogue offers, for the machine types in MACHINES.
+
+    python -m capacity.prices.digest_gcp PATH/TO/pricing.yml > capacity/data/recorded/gcp_machines.csv
+
+The pinned file: https://github.com/Cyclenerd/google-cloud-pricing-cost-calculator/blob/PIN/pricing.yml.
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+
+import yaml
+
+from capacity.prices import gpu_machines
+from components.catalog import Cloud
+
+PIN = "0166a59ebba7c36f2cc8c931d9f258dcebc44776"
+MACHINES = ("a2-highgpu-8g", "a2-ultragpu-8g", "a3-highgpu-8g", "a3-megagpu-8g", "g2-standard-4")
+FIELDS = ("hour", "hour_spot", "month_1y", "month_3y")
+
+
+def main(path: str) -> None:
+    with open(path) as fh:
+        data = yaml.safe_load(fh)
+    instances = data["compute"]["instance"]
+    out = csv.writer(sys.stdout, lineterminator="\n")
+    out.writerow(["machine_type", "region", *FIELDS, "generated"])
+    for region, machines in gpu_machines(Cloud.GCP).items():
+        for m in machines:
+            cost = instances.get(m.name, {}).get("cost", {}).get(region) if m.name in MACHINES else None
+            if cost:
+                out.writerow([m.name, region, *(cost.get(f, "") for f in FIELDS), data["about"]["generated"]])
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

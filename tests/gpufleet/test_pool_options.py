@@ -1,0 +1,57 @@
+"""Pools are priced at the option they buy: capacity blocks and reservations as prepaid, labelled."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpufleet import cost
+from gpufleet.capture import Resource
+from policies.props import GKE_NODE_POOL, LAUNCH_TEMPLATE, node_pool
+
+NG = "aws:eks/nodeGroup:NodeGroup"
+SUBNET = Resource("aws:ec2/subnet:Subnet", "sub-a", None, True, {"availabilityZone": "us-east-1a"}, [])
+BLOCK_USD = 39.33  # https://aws.amazon.com/ec2/capacityblocks/pricing/: p5.48xlarge, US East (N. Virginia), per hour
+ON_DEMAND_USD = 55.04  # https://aws.amazon.com/ec2/pricing/on-demand/: p5.48xlarge, US East (N. Virginia), Linux
+
+
+def ng(nodes: int, capacity: str, deps: tuple[str, ...] = ()) -> Resource:
+    return Resource(NG, "h", None, True, {"instanceTypes": ["p5.48xlarge"], "scalingConfig": {"maxSize": nodes},
+                                          "capacityType": capacity}, [SUBNET.key, *deps])
+
+
+@pytest.fixture(scope="module")
+def prices() -> cost.Prices:
+    return cost.Prices.load()
+
+
+def test_a_capacity_block_pool_is_priced_as_one_and_shrinking_it_saves_nothing(prices: cost.Prices) -> None:
+    before = cost.pool_costs([SUBNET, ng(16, "CAPACITY_BLOCK")], prices)
+    assert before[0].option == "capacity_block" and "Capacity Block" in before[0].label
+    assert before[0].usd_per_node_hour == pytest.approx(BLOCK_USD)
+    assert before[0].monthly_usd == pytest.approx(16 * BLOCK_USD * 730)
+    shrunk = cost.pool_costs([SUBNET, ng(8, "CAPACITY_BLOCK")], prices, before)
+    assert shrunk[0].nodes == 8 and shrunk[0].monthly_usd == pytest.approx(before[0].monthly_usd)
+    grown = cost.pool_costs([SUBNET, ng(24, "CAPACITY_BLOCK")], prices, before)
+    assert grown[0].monthly_usd == pytest.approx(24 * BLOCK_USD * 730)
+    left = cost.pool_costs([SUBNET, ng(8, "ON_DEMAND")], prices, before)  # off the block: on-demand, 8 nodes
+    assert left[0].monthly_usd == pytest.approx(8 * ON_DEMAND_USD * 730)
+
+
+def test_an_eks_pool_on_a_reservation_is_read_from_its_launch_template(prices: cost.Prices) -> None:
+    template = Resource(LAUNCH_TEMPLATE, "lt", None, True, {"capacityReservationSpecification": {
+        "capacityReservationTarget": {"capacityReservationId": "cr-0123456789abcdef0"}}}, [])
+    costs = cost.pool_costs([SUBNET, template, ng(4, "ON_DEMAND", (template.key,))], prices)
+    assert costs[0].option == "reservation" and costs[0].label == "On-Demand Capacity Reservation"
+    assert costs[0].usd_per_node_hour == pytest.approx(ON_DEMAND_USD)  # an ODCR bills the on-demand rate
+
+
+@pytest.mark.parametrize(("node_config", "extra", "option"), [
+    ({"reservationAffinity": {"consumeReservationType": "SPECIFIC_RESERVATION"}}, {}, "reservation"),
+    ({"flexStart": True}, {"queuedProvisioning": {"enabled": True}}, "flex_start"),
+    ({"spot": True}, {}, "spot"),
+    ({"reservationAffinity": {"consumeReservationType": "NO_RESERVATION"}}, {}, "on_demand"),
+])
+def test_gke_pool_options(node_config: dict, extra: dict, option: str) -> None:
+    pool = node_pool(GKE_NODE_POOL, {"nodeConfig": {"machineType": "a3-megagpu-8g", **node_config},
+                                     "nodeCount": 1, **extra})
+    assert pool is not None and pool.capacity == option
