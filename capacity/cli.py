@@ -23,6 +23,7 @@ from capacity.problem import DEFAULT_TIME_LIMIT_S
 from capacity.quotas import FetchResult
 from capacity.reconcile import ReconcileRow
 from capacity.schema import CommitmentLine, PlanLine, QuotaRow
+from capacity.staleness import STALE_AFTER_DAYS
 from components.catalog import Cloud
 from components.errors import SpecError
 
@@ -41,6 +42,9 @@ class Quantile(StrEnum):
 SkipUnoffered = Annotated[bool, typer.Option(help="drop offers in a region the catalogue does not offer that machine "
                                                  "type in (components/data/offerings.csv), with a warning, "
                                                  "instead of refusing the file")]
+
+
+StaleAfter = Annotated[int, typer.Option(min=1, help="warn when the oldest price is older than this many days")]
 
 
 def _offers(path: Path | None, skip_unoffered: bool) -> list:
@@ -169,6 +173,7 @@ def plan(
     gap: Annotated[float, typer.Option(min=0.0, max=1.0, help="stop when proven within this relative gap")] = GAP,
     time_limit: Annotated[float, typer.Option(min=1.0, help="seconds for each solve")] = DEFAULT_TIME_LIMIT_S,
     skip_unoffered: SkipUnoffered = False,
+    stale_after_days: StaleAfter = STALE_AFTER_DAYS,
     json_summary: Annotated[bool, typer.Option("--json", help="print summary.json instead of tables")] = False,
 ) -> None:
     """Plan the cheapest way to serve demand.csv within quotas: MILP (HiGHS), greedy baseline, quota requests."""
@@ -182,11 +187,11 @@ def plan(
         raise _fail(err) from None
     with report.solving(errors) as progress:
         run = planner.plan(rows, offer_rows, quota_rows, penalty, gap, time_limit, progress)
-    data = report.write(run, out)
+    data = report.write(run, out, stale_after_days)
     if json_summary:
         console.print_json(json.dumps(data, sort_keys=True))
     else:
-        report.render(run, console, out)
+        report.render(run, console, out, stale_after_days)
     if not run.verdict.ok:
         raise typer.Exit(1)
 
@@ -206,6 +211,7 @@ def report_command(
     gap: Annotated[float, typer.Option(min=0.0, max=1.0, help="stop when proven within this relative gap")] = GAP,
     time_limit: Annotated[float, typer.Option(min=1.0, help="seconds for each solve")] = DEFAULT_TIME_LIMIT_S,
     skip_unoffered: SkipUnoffered = False,
+    stale_after_days: StaleAfter = STALE_AFTER_DAYS,
 ) -> None:
     """The report finance reviews: forecast (with --history), plan, budget variance -> HTML, XLSX, Markdown."""
     from capacity import forecast as fc
@@ -235,7 +241,7 @@ def report_command(
     assert rows is not None
     with report.solving(errors) as progress:
         run = planner.plan(rows, offer_rows, quota_rows, penalty, gap, time_limit, progress)
-    data = report.write(run, out)
+    data = report.write(run, out, stale_after_days)
     finance.write(run, data, out, budget_rows, history_rows, result, quantile.value)
     console.print(f"Total spend ${data['total_usd']:,.2f}, unmet GPU-hours {data['unmet_gpu_hours']:,.0f}, "
                   f"{data['quota_requests']} quota request(s). Wrote {', '.join(finance.FILES)} and "

@@ -20,6 +20,7 @@ from rich.progress import Progress as Bar
 from rich.progress import SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from capacity import staleness
 from capacity.csvio import write_models
 from capacity.optimize import Progress, ProgressFn
 from capacity.planner import Run
@@ -33,10 +34,21 @@ def _usd(x: float) -> float:
     return round(x, 2)
 
 
-def summary(run: Run) -> dict[str, Any]:
+def price_dates(run: Run) -> list[str]:
+    """The as_of dates of every offer the problem could buy from."""
+    out = []
+    for site in run.problem.sites.values():
+        offers = [site.on_demand, site.spot, *(c.offer for c in site.commits)]
+        out += [o.as_of for o in offers if o is not None and o.as_of]
+    return out
+
+
+def summary(run: Run, stale_after_days: int = staleness.STALE_AFTER_DAYS) -> dict[str, Any]:
     s, g = run.solution, run.greedy
     relaxed = run.relaxed
     return {
+        "prices": staleness.of(price_dates(run), stale_after_days).as_dict(),
+        "overdue_quota_requests": sum(staleness.overdue(r.request_by) for r in run.requests),
         "schema_version": SCHEMA_VERSION,
         "status": s.status,
         "total_usd": _usd(s.plan.total_usd),
@@ -70,13 +82,13 @@ def summary(run: Run) -> dict[str, Any]:
     }
 
 
-def write(run: Run, out: Path) -> dict[str, Any]:
+def write(run: Run, out: Path, stale_after_days: int = staleness.STALE_AFTER_DAYS) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     write_models(out / "plan.csv", PlanLine, run.plan.lines)
     write_models(out / "commitments.csv", CommitmentLine, run.plan.commitments)
     write_models(out / "shortfall.csv", ShortfallLine, run.plan.shortfall)
     write_models(out / "quota_requests.csv", QuotaRequest, run.requests)
-    data = summary(run)
+    data = summary(run, stale_after_days)
     (out / "summary.json").write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
     return data
 
@@ -106,7 +118,8 @@ def solving(console: Console) -> Iterator[ProgressFn]:
         yield update
 
 
-def render(run: Run, console: Console, out: Path | None = None) -> None:
+def render(run: Run, console: Console, out: Path | None = None,
+           stale_after_days: int = staleness.STALE_AFTER_DAYS) -> None:
     s, p = run.solution, run.plan
     head = Table(title="Capacity plan", show_header=False, title_justify="left")
     head.add_column(justify="left")
@@ -126,6 +139,11 @@ def render(run: Run, console: Console, out: Path | None = None) -> None:
     head.add_row("saving vs greedy", f"${saving:,.0f}" + (f" ({saving / run.greedy.objective_usd:.1%})"
                                                          if run.greedy.objective_usd > 0 else ""))
     console.print(head)
+    prices = staleness.of(price_dates(run), stale_after_days).as_dict()
+    console.print(f"Prices as of {prices['as_of'] or 'an unstated date'}"
+                  + (f" ({prices['age_days']} days old)" if prices["age_days"] is not None else ""))
+    if prices["warning"]:
+        console.print(f"[yellow]warning: {prices['warning']}[/]", highlight=False)
     _spend(run, console)
     if p.commitments:
         table = Table(title="Commitments", title_justify="left")
@@ -151,9 +169,10 @@ def render(run: Run, console: Console, out: Path | None = None) -> None:
         for col in ("cloud", "region", "gpu", "market", "now", "ask", "native", "needed", "file by"):
             table.add_column(col)
         for r in run.requests:
+            late = " [red]OVERDUE[/]" if staleness.overdue(r.request_by) else ""
             table.add_row(r.cloud.value, r.region, r.gpu, r.market.value, str(r.current_max_gpus),
                           str(r.requested_max_gpus), f"+{r.native_increase} {r.native_unit} {r.native_quota}",
-                          r.month_needed, r.request_by)
+                          r.month_needed, r.request_by + late)
         after = run.unmet_after_requests
         if after is not None:
             table.caption = (f"if granted, unmet GPU-hours fall from {p.unmet_gpu_hours:,.0f} to {after:,.0f}; "

@@ -13,7 +13,7 @@ from gpufleet import cost
 from gpufleet.capture import Resource
 from gpufleet.diff import Change, Op
 from gpufleet.replacements import Effect, get_path
-from gpufleet.report import StackReport, cost_headline, failed, headline
+from gpufleet.report import StackReport, cost_headline, failed, headline, prices_staleness
 from gpufleet.risk import Risk
 
 MARKER = "<!-- gpufleet-pr-comment -->"
@@ -137,8 +137,12 @@ def render(reports: Sequence[StackReport], limit: int = LIMIT) -> str:
     lines = [MARKER, f"## {headline(reports)}", "", *_failures(reports)]
     if failed(reports) and ok:
         lines += [f"**{cost_headline(ok)}** (the stacks that previewed)", ""]
-    lines += [f"_gpufleet pull-request preview: {cost.HOURS_PER_MONTH}-hour month, prices from the snapshot; "
-              f"{', '.join(sorted({r.diff.source for r in reports})) or 'no stacks'}._", ""]
+    age = prices_staleness(reports)
+    sources = ", ".join(sorted({r.diff.source for r in reports})) or "no stacks"
+    lines += [f"_gpufleet pull-request preview: {cost.HOURS_PER_MONTH}-hour month, prices from the snapshot as of "
+              f"{age.as_of or 'an unstated date'}; {sources}._", ""]
+    if age.warning:
+        lines += [f"> **Warning:** {age.warning}", ""]
     if ok:
         lines += _risk_section(ok)
     for r in ok:

@@ -38,10 +38,11 @@ HOURS_PER_MONTH = 730
 LIST_PRICES = Path(__file__).resolve().parents[1] / "policies" / "data" / "on_demand_prices.csv"
 PREPAID = frozenset({"reservation", "capacity_block"})  # billed whether nodes run or not
 # when an option has no offer: what it bills at, or an upper bound
-FALLBACK = {"reservation": ("on_demand", "a reservation bills the on-demand rate"),
-            "spot": ("on_demand", "on-demand rate, an upper bound"),
-            "flex_start": ("on_demand", "on-demand rate, an upper bound"),
-            "capacity_block": ("on_demand", "on-demand rate, an upper bound")}
+FALLBACK = {"reservation": [("on_demand", "a reservation bills the on-demand rate")],
+            "spot": [("on_demand", "on-demand rate, an upper bound")],
+            "flex_start": [("on_demand", "on-demand rate, an upper bound"),
+                           ("reservation", "the reserved (on-demand-equivalent) rate, an upper bound")],
+            "capacity_block": [("on_demand", "on-demand rate, an upper bound")]}
 
 
 @dataclass(frozen=True)
@@ -84,10 +85,11 @@ class Prices:
         """The option's own offer; else the rate it bills at or an upper bound (FALLBACK); else the on-demand
         list-price table. The source says which."""
         offer = self.node_hour(cloud, region, machine, option)
-        if offer is None and option in FALLBACK:
-            other, why = FALLBACK[option]
+        for other, why in FALLBACK.get(option, []) if offer is None else []:
             found = self.node_hour(cloud, region, machine, other)
-            offer = Offer(found.usd_per_node_hour, f"no {option} offer: {why}; {found.source}") if found else None
+            if found:
+                offer = Offer(found.usd_per_node_hour, f"no {option} offer: {why}; {found.source}")
+                break
         if offer is None and (cloud, machine) in self.list_prices:
             listed = self.list_prices[(cloud, machine)]
             note = "" if option == "on_demand" else f"no {option} offer: on-demand list price, an upper bound; "

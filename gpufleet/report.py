@@ -12,6 +12,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from capacity import staleness
 from gpufleet import cost
 from gpufleet.diff import StackDiff
 from gpufleet.risk import Risk, risks
@@ -38,6 +39,7 @@ class StackReport:
     verdicts: list[Finding] = field(default_factory=list)
     new_verdicts: list[Finding] = field(default_factory=list)
     policy_note: str = ""  # why verdicts are missing, when they are
+    prices_as_of: str = ""  # the oldest price date of the snapshot the costs come from
 
     @property
     def stack(self) -> str:
@@ -61,7 +63,7 @@ def build(diff: StackDiff, prices: cost.Prices, head_verdicts: Sequence[Any] | N
     ordered = new + [f for f in head if f not in new]
     before = cost.pool_costs(diff.base, prices)
     return StackReport(diff, risks(diff), before, cost.pool_costs(diff.head, prices, before), ordered, new,
-                       policy_note)
+                       policy_note, prices.as_of)
 
 
 def _pool_json(c: cost.PoolCost) -> dict[str, Any]:
@@ -99,9 +101,15 @@ def stack_json(r: StackReport) -> dict[str, Any]:
     }
 
 
+def prices_staleness(reports: Sequence[StackReport]) -> staleness.Staleness:
+    """How old the prices behind the comment are: the oldest as_of of the snapshot."""
+    return staleness.of([r.prices_as_of for r in reports if r.prices_as_of])
+
+
 def document(reports: Sequence[StackReport]) -> dict[str, Any]:
     return {"schema": SCHEMA, "headline": headline(reports), "delta_usd": round(sum(r.delta_usd for r in reports), 2),
-            "hours_per_month": cost.HOURS_PER_MONTH, "stacks": [stack_json(r) for r in reports]}
+            "hours_per_month": cost.HOURS_PER_MONTH, "prices": prices_staleness(reports).as_dict(),
+            "stacks": [stack_json(r) for r in reports]}
 
 
 def failed(reports: Sequence[StackReport]) -> list[StackReport]:
@@ -137,6 +145,10 @@ def print_report(console: Console, reports: Sequence[StackReport]) -> None:
             console.print(f"  [red]•[/] {p}")
     console.print(f"[bold]{cost_headline(reports)}[/] ({cost.HOURS_PER_MONTH}-hour month, every pool at its max "
                   "nodes" + (", stacks that previewed" if failed(reports) else "") + ")")
+    age = prices_staleness(reports)
+    console.print(f"prices as of {age.as_of or 'an unstated date'}", highlight=False)
+    if age.warning:
+        console.print(f"[yellow]warning: {age.warning}[/]", highlight=False)
     for k in sorted((k for r in reports for k in r.risks), key=Risk.sort_key):
         console.print(f"[bold red]⚠ {k.headline}[/] — {k.cause}\n  {k.impact}")
     for r in (r for r in reports if not r.diff.failed):

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import jinja2
 
+from capacity import staleness
 from capacity.finance.charts import Chart
 from capacity.finance.model import Report
 
@@ -26,7 +27,9 @@ img{max-width:100%;display:block;margin:1em 0}
 </style></head><body>
 <h1>GPU capacity report</h1>
 <p class="note">Horizon {{ r.months[0] }} to {{ r.months[-1] }} ({{ r.months|length }} months). Plan status
-{{ s.status }} (proven within {{ "%.3f"|format(s.gap * 100) }} % of the cheapest possible plan).</p>
+{{ s.status }} (proven within {{ "%.3f"|format(s.gap * 100) }} % of the cheapest possible plan).
+Prices as of {{ s.prices.as_of or "an unstated date" }}{% if s.prices.age_days is not none %} ({{ s.prices.age_days }} days old){% endif %}.</p>
+{% if s.prices.warning %}<p class="over" id="stale-prices"><b>Warning:</b> {{ s.prices.warning }}</p>{% endif %}
 
 <h2 id="headline">Headline</h2>
 <div class="cards">
@@ -61,7 +64,7 @@ img{max-width:100%;display:block;margin:1em 0}
 {% else %}<p class="note">No quotas file was given: the plan assumes unlimited quotas.</p>{% endfor %}
 {% if r.requests %}<p>Quota increases to file (in the cloud's own units), and by when:</p>
 <table><tr><th>cloud</th><th>region</th><th>GPU</th><th>market</th><th>now (GPUs)</th><th>ask (GPUs)</th><th>native request</th><th>needed from</th><th>file by</th><th>GPU-hours it enables</th></tr>
-{% for q in r.requests %}<tr><td>{{ q.cloud.value }}</td><td>{{ q.region }}</td><td>{{ q.gpu }}</td><td>{{ q.market.value }}</td><td class="n">{{ q.current_max_gpus|num }}</td><td class="n">{{ q.requested_max_gpus|num }}</td><td>+{{ q.native_increase|num }} {{ q.native_unit }} {{ q.native_quota }}</td><td>{{ q.month_needed }}</td><td>{{ q.request_by }}</td><td class="n">{{ q.gpu_hours_enabled|num }}</td></tr>
+{% for q in r.requests %}<tr><td>{{ q.cloud.value }}</td><td>{{ q.region }}</td><td>{{ q.gpu }}</td><td>{{ q.market.value }}</td><td class="n">{{ q.current_max_gpus|num }}</td><td class="n">{{ q.requested_max_gpus|num }}</td><td>+{{ q.native_increase|num }} {{ q.native_unit }} {{ q.native_quota }}</td><td>{{ q.month_needed }}</td><td{% if q.request_by < today %} class="over"{% endif %}>{{ q.request_by }}{% if q.request_by < today %} (overdue){% endif %}</td><td class="n">{{ q.gpu_hours_enabled|num }}</td></tr>
 {% endfor %}</table>{% if s.quota_requests_proven == false %}<p class="note">Not proven: the relaxed-quota solve behind these requests stopped at its time limit ({{ s.relaxed_status }}, gap {{ "%.3f"|format(s.relaxed_gap * 100) }} %), so a smaller set of increases may serve the same demand.</p>{% endif %}{% else %}<p>No quota requests are needed.</p>{% endif %}
 
 {% if r.shortfall %}<h2 id="shortfall">Unserved demand and why</h2>
@@ -126,6 +129,7 @@ def render(report: Report, charts: list[Chart], quantile: str) -> str:
     plan_in_budget = sum(usd for (m, _), usd in report.team_month.items() if m in budget_months)
     return env.from_string(TEMPLATE).render(
         r=report, s=report.summary, charts=charts, quantile=quantile, clouds=CLOUDS, options=OPTIONS,
+        today=staleness.today().isoformat(),
         col=lambda by, k: sum(v.get(k, 0.0) for v in by.values()), plan_in_budget=plan_in_budget,
         price_dates=[(c, ", ".join(sorted(d)), n) for c, (d, n) in sorted(dates.items())])
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from capacity import staleness
 from capacity.finance.html import _num, _pct, _usd
 from capacity.finance.model import Report
 
@@ -23,12 +24,17 @@ def render(report: Report) -> str:
               f"- **Unmet GPU-hours:** {_num(s['unmet_gpu_hours'])}"
               + ("" if s["unmet_after_requests_gpu_hours"] is None
                  else f" ({_num(s['unmet_after_requests_gpu_hours'])} if the quota requests are granted)"),
-              f"- **Plan status:** {s['status']}, proven within {s['gap']:.3%} of the cheapest plan", ""]
+              f"- **Plan status:** {s['status']}, proven within {s['gap']:.3%} of the cheapest plan",
+              f"- **Prices as of:** {s['prices']['as_of'] or 'an unstated date'}"
+              + (f" ({s['prices']['age_days']} days old)" if s["prices"]["age_days"] is not None else ""), ""]
+    if s["prices"]["warning"]:
+        lines += [f"> **Warning:** {s['prices']['warning']}", ""]
     if report.requests:
         lines += ["## Quota requests to file", "", "| cloud | region | GPU | market | ask | file by |",
                   "|---|---|---|---|---:|---|"]
         lines += [f"| {q.cloud.value} | {q.region} | {q.gpu} | {q.market.value} | +{q.increase_gpus} GPUs "
-                  f"(+{q.native_increase} {q.native_unit} {q.native_quota}) | {q.request_by} |"
+                  f"(+{q.native_increase} {q.native_unit} {q.native_quota}) | {q.request_by}"
+                  + (" **overdue**" if staleness.overdue(q.request_by) else "") + " |"
                   for q in report.requests]
         lines.append("")
     if report.commitments:

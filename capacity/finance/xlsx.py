@@ -14,6 +14,7 @@ from openpyxl import Workbook
 from openpyxl.styles import Font, PatternFill
 from openpyxl.utils import get_column_letter
 
+from capacity import staleness
 from capacity.finance.model import CLOUDS, OPTIONS, Report
 
 USD = '"$"#,##0.00;[Red]-"$"#,##0.00'
@@ -64,6 +65,10 @@ def write(path: Path, report: Report) -> None:
         ("Last month", s["last_month"], "General"), ("Quota requests", s["quota_requests"], THOUSANDS),
         ("Quota requests proven (relaxed solve status, gap)",
          "n/a" if s["relaxed_status"] is None else f"{s['relaxed_status']}, gap {s['relaxed_gap']:.3%}", "General"),
+        ("Quota requests past their file-by day", s["overdue_quota_requests"], THOUSANDS),
+        ("Prices as of (oldest price date)", s["prices"]["as_of"] or "not stated", "General"),
+        ("Price age (days)", s["prices"]["age_days"], THOUSANDS),
+        ("Price warning", s["prices"]["warning"] or "none", "General"),
     ]
     ws = wb.create_sheet("Summary")
     ws.append(["item", "value"])
@@ -101,10 +106,12 @@ def write(path: Path, report: Report) -> None:
                 ws.cell(i, j, value).number_format = USD if j > 2 else "General"
 
     header = ["cloud", "region", "gpu", "market", "current GPUs", "requested GPUs", "increase GPUs", "native quota",
-              "native unit", "native increase", "month needed", "file by", "lead time days", "GPU-hours enabled"]
+              "native unit", "native increase", "month needed", "file by", "lead time days", "GPU-hours enabled",
+              "overdue"]
     rows = [[q.cloud.value, q.region, q.gpu, q.market.value, q.current_max_gpus, q.requested_max_gpus,
              q.increase_gpus, q.native_quota, q.native_unit, q.native_increase, q.month_needed, q.request_by,
-             q.lead_time_days, q.gpu_hours_enabled] for q in report.requests]
+             q.lead_time_days, q.gpu_hours_enabled, "overdue" if staleness.overdue(q.request_by) else ""]
+            for q in report.requests]
     _sheet(wb, "Quota requests", header, rows, {4: THOUSANDS, 5: THOUSANDS, 6: THOUSANDS, 9: THOUSANDS,
                                                 13: THOUSANDS})
 

@@ -17,7 +17,7 @@ import yaml
 from capacity.prices import gpu_machines
 from components.catalog import Cloud
 
-PIN = "0166a59ebba7c36f2cc8c931d9f258dcebc44776"
+PIN = "fd66b26ff84fee5cdd94f341ea89206e76c06b99"
 MACHINES = ("a2-highgpu-8g", "a2-ultragpu-8g", "a3-highgpu-8g", "a3-megagpu-8g", "g2-standard-4")
 FIELDS = ("hour", "hour_spot", "month_1y", "month_3y")
 

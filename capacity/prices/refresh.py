@@ -14,6 +14,7 @@ digest of machine prices (capacity/prices/digest_gcp.py) instead of the fetcher:
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import json
 import re
 import urllib.parse
@@ -133,6 +134,7 @@ def gcp_rows(facts: dict[str, Any]) -> list[OfferRow]:
         for line in csv.DictReader(fh):
             machine = catalog.by_name(Cloud.GCP, line["machine_type"])
             assert machine is not None, line
+            as_of = dt.datetime.strptime(line["generated"], "%a %b %d %H:%M:%S %Y").date().isoformat()
             cite = (f"https://github.com/Cyclenerd/google-cloud-pricing-cost-calculator/blob/{PIN}/pricing.yml "
                     f"(generated {line['generated']} from the Cloud Billing Catalog API: ")
             for field, option, per in (("hour", Option.ON_DEMAND, 1), ("hour_spot", Option.SPOT, 1),
@@ -144,12 +146,14 @@ def gcp_rows(facts: dict[str, Any]) -> list[OfferRow]:
                 source = cite + field + (f" / {per} h" if per > 1 else "") + f" / {machine.gpus} GPUs)"
                 if option is Option.RESERVATION:
                     source = f"{DERIVED}{facts['reservation_rule']} applied to {source}"
-                rows.append(offer(machine, line["region"], option, float(line[field]) / per, source, "2025-03-06"))
-    for f in facts["reservation_only"]:
+                rows.append(offer(machine, line["region"], option, float(line[field]) / per, source, as_of))
+    for f in facts["extra"]:  # machine types the digest lacks (Google sells them only reserved, flex-start, spot)
         machine = catalog.by_name(Cloud.GCP, f["machine_type"])
         assert machine is not None, f
-        rows.append(offer(machine, f["region"], Option.RESERVATION, f["usd_per_hour"],
-                          f"{DERIVED}{facts['reservation_rule']} applied to {f['source']}", f["as_of"]))
+        option = Option(f["option"])
+        source = f["source"] if option is not Option.RESERVATION else \
+            f"{DERIVED}{facts['reservation_rule']} applied to {f['source']}"
+        rows.append(offer(machine, f["region"], option, f["usd_per_hour"], source, f["as_of"]))
     return rows
 
 

@@ -132,3 +132,16 @@ def test_headless_chromium_renders_every_chart(out: Path, tmp_path: Path) -> Non
 def test_report_without_history_or_demand_is_bad_input() -> None:
     result = CliRunner().invoke(app, ["report", "--out", "unused"])
     assert result.exit_code == 2
+
+
+def test_every_report_states_the_price_date_and_warns_when_stale(out: Path) -> None:
+    # the bundled snapshot's oldest price is from 2024-12-01 (AWS capacity blocks): far past 90 days by any run date
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["prices"]["as_of"] <= "2025-07-01" and summary["prices"]["stale"]
+    assert summary["prices"]["stale_after_days"] == 90
+    html = (out / "report.html").read_text()
+    assert f"Prices as of {summary['prices']['as_of']}" in html and 'id="stale-prices"' in html
+    assert "Prices as of:" in (out / "report.md").read_text() and "**Warning:**" in (out / "report.md").read_text()
+    rows = {r[0].value: r[1].value for r in load_workbook(out / "report.xlsx")["Summary"].iter_rows(min_row=2)}
+    assert rows["Prices as of (oldest price date)"] == summary["prices"]["as_of"]
+    assert rows["Price warning"].startswith("Prices are as of")

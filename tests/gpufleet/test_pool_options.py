@@ -55,3 +55,15 @@ def test_gke_pool_options(node_config: dict, extra: dict, option: str) -> None:
     pool = node_pool(GKE_NODE_POOL, {"nodeConfig": {"machineType": "a3-megagpu-8g", **node_config},
                                      "nodeCount": 1, **extra})
     assert pool is not None and pool.capacity == option
+
+
+def test_the_pr_comment_states_the_price_date_and_warns_when_stale(prices: cost.Prices) -> None:
+    from gpufleet import comment, report
+    from gpufleet.diff import diff_resources
+
+    head = [SUBNET, ng(16, "CAPACITY_BLOCK")]
+    r = report.build(diff_resources("aws-train", [], head), prices)
+    assert r.prices_as_of == prices.as_of and prices.as_of <= "2025-07-01"
+    text = comment.render([r])
+    assert f"prices from the snapshot as of {prices.as_of}" in text and "> **Warning:** Prices are as of" in text
+    assert report.document([r])["prices"]["stale"] is True
