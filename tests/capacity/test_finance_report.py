@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from capacity.cli import app
 from capacity.finance.html import SECTIONS
+from capacity.schema import Option
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "capacity"
 CHART_ALTS = ("Monthly spend by cloud", "Monthly spend by purchase option", "Spend versus budget",
@@ -67,7 +68,7 @@ def test_xlsx_totals_equal_summary_json_to_the_cent(out: Path) -> None:
     col = header.index("total")
     assert cents(total[col]) == cents(summary["total_usd"])
     assert cents(sum(r[col] for r in body)) == cents(summary["total_usd"])
-    by_option = sum(r[header.index(o)] for r in body for o in ("on_demand", "spot", "commit_1y", "commit_3y"))
+    by_option = sum(r[header.index(o)] for r in body for o in (opt.value for opt in Option))
     assert cents(by_option) == cents(summary["total_usd"])
     assert monthly.freeze_panes == "A2"
     assert monthly.cell(2, 2).number_format.startswith('"$"#,##0.00')
