@@ -48,7 +48,7 @@ def plan_rate(instance: str, region: str, seconds: int, rate: str) -> dict[str, 
     return {"savingsPlanOffering": {"offeringId": "off-1", "paymentOption": "No Upfront", "planType": "EC2Instance",
                                     "durationSeconds": seconds, "currency": "USD", "planDescription": "x"},
             "rate": rate, "unit": "Hrs", "productType": "EC2", "serviceCode": "AmazonEC2",
-            "usageType": f"EUN1-BoxUsage:{instance}", "operation": "RunInstances",
+            "usageType": f"USW1-BoxUsage:{instance}", "operation": "RunInstances",
             "properties": [{"name": "instanceType", "value": instance}, {"name": "region", "value": region},
                            {"name": "productDescription", "value": "Linux/UNIX"},
                            {"name": "tenancy", "value": "shared"}]}
@@ -84,43 +84,43 @@ class Clients:
 def test_fetch_reads_every_option_follows_pages_retries_throttling_and_survives_a_failing_region() -> None:
     clients = Clients()
     pricing = clients.stub("pricing", "us-east-1")
-    # eu-north-1 offers p5.48xlarge and p5en.48xlarge (components/data/offerings.csv): p5 on two pages, with a
+    # us-east-1 (asked first: regions go in order): the first call is refused, so that region becomes a warning
+    pricing.add_client_error("get_products", service_error_code="AccessDeniedException", http_status_code=403)
+    # us-west-1 offers p5.48xlarge and p5en.48xlarge (components/data/offerings.csv): p5 on two pages, with a
     # throttled first try of the second page; p5en priced nowhere
     pricing.add_response("get_products", {"FormatVersion": "aws_v1", "NextToken": "page-2",
-                                          "PriceList": [product("p5.48xlarge", "eu-north-1", "Used", "60.0")]},
+                                          "PriceList": [product("p5.48xlarge", "us-west-1", "Used", "60.0")]},
                          {"ServiceCode": "AmazonEC2", "Filters": ANY})
     pricing.add_client_error("get_products", service_error_code="ThrottlingException", http_status_code=400,
                              expected_params={"ServiceCode": "AmazonEC2", "Filters": ANY, "NextToken": "page-2"})
     pricing.add_response("get_products", {"FormatVersion": "aws_v1", "PriceList": [
-        product("p5.48xlarge", "eu-north-1", "UnusedCapacityReservation", "60.0"),
-        product("p5.48xlarge", "eu-north-1", "AllocatedCapacityReservation", "0.0")]},
+        product("p5.48xlarge", "us-west-1", "UnusedCapacityReservation", "60.0"),
+        product("p5.48xlarge", "us-west-1", "AllocatedCapacityReservation", "0.0")]},
         {"ServiceCode": "AmazonEC2", "Filters": ANY, "NextToken": "page-2"})
     pricing.add_response("get_products", {"FormatVersion": "aws_v1", "PriceList": []},
                          {"ServiceCode": "AmazonEC2", "Filters": ANY})
-    # us-east-1: the first call is refused: that region becomes a warning
-    pricing.add_client_error("get_products", service_error_code="AccessDeniedException", http_status_code=403)
     plans = clients.stub("savingsplans", "us-east-1")
     plans.add_response("describe_savings_plans_offering_rates",
-                       {"searchResults": [plan_rate("p5.48xlarge", "eu-north-1", 31536000, "40.0")],
+                       {"searchResults": [plan_rate("p5.48xlarge", "us-west-1", 31536000, "40.0")],
                         "nextToken": "n2"})
     plans.add_response("describe_savings_plans_offering_rates",
-                       {"searchResults": [plan_rate("p5.48xlarge", "eu-north-1", 94608000, "24.0")]})
-    ec2 = clients.stub("ec2", "eu-north-1")
+                       {"searchResults": [plan_rate("p5.48xlarge", "us-west-1", 94608000, "24.0")]})
+    ec2 = clients.stub("ec2", "us-west-1")
     ec2.add_response("describe_spot_price_history", {"SpotPriceHistory": [
-        {"AvailabilityZone": "eu-north-1a", "InstanceType": "p5.48xlarge", "ProductDescription": "Linux/UNIX",
+        {"AvailabilityZone": "us-west-1a", "InstanceType": "p5.48xlarge", "ProductDescription": "Linux/UNIX",
          "SpotPrice": "20.0", "Timestamp": NOW - dt.timedelta(hours=5)},
-        {"AvailabilityZone": "eu-north-1a", "InstanceType": "p5.48xlarge", "ProductDescription": "Linux/UNIX",
+        {"AvailabilityZone": "us-west-1a", "InstanceType": "p5.48xlarge", "ProductDescription": "Linux/UNIX",
          "SpotPrice": "16.0", "Timestamp": NOW - dt.timedelta(hours=1)},
-        {"AvailabilityZone": "eu-north-1b", "InstanceType": "p5.48xlarge", "ProductDescription": "Linux/UNIX",
+        {"AvailabilityZone": "us-west-1b", "InstanceType": "p5.48xlarge", "ProductDescription": "Linux/UNIX",
          "SpotPrice": "18.0", "Timestamp": NOW - dt.timedelta(hours=2)}]})
     ec2.add_response("describe_capacity_block_offerings", {"CapacityBlockOfferings": [
-        block("p5.48xlarge", "eu-north-1a", 816, "32640.0"), block("p5.48xlarge", "eu-north-1b", 840, "35280.0")]},
+        block("p5.48xlarge", "us-west-1a", 816, "32640.0"), block("p5.48xlarge", "us-west-1b", 840, "35280.0")]},
         {"InstanceType": "p5.48xlarge", "InstanceCount": 1, "CapacityDurationHours": HOURS_CAPACITY_BLOCK})
     ec2.add_response("describe_capacity_block_offerings", {"CapacityBlockOfferings": []},
                      {"InstanceType": "p5en.48xlarge", "InstanceCount": 1,
                       "CapacityDurationHours": HOURS_CAPACITY_BLOCK})
 
-    result = aws.fetch(["eu-north-1", "us-east-1"], clients, NO_WAIT, NOW)
+    result = aws.fetch(["us-west-1", "us-east-1"], clients, NO_WAIT, NOW)
 
     got = {(r.machine_type, r.option): r.usd_per_gpu_hour for r in result.rows}
     assert got == {  # hand computed: node-hour price / 8 GPUs
@@ -131,7 +131,7 @@ def test_fetch_reads_every_option_follows_pages_retries_throttling_and_survives_
         ("p5.48xlarge", Option.SPOT): 2.25,  # latest per zone: a 16, b 18 -> the dearer zone 18 / 8
         ("p5.48xlarge", Option.CAPACITY_BLOCK): 5.0,  # min(32640/816, 35280/840) = min(40, 42) = 40 / 8
     }
-    assert all(r.as_of == "2026-11-30" and r.source and r.region == "eu-north-1" for r in result.rows)
+    assert all(r.as_of == "2026-11-30" and r.source and r.region == "us-west-1" for r in result.rows)
     assert len(result.warnings) == 1 and "us-east-1" in result.warnings[0]
     assert "AccessDenied" in result.warnings[0]
     for stubber in clients.stubbers.values():
@@ -146,10 +146,10 @@ def test_throttling_that_never_ends_fails_the_region_after_the_backoff_attempts(
         pricing.add_client_error("get_products", service_error_code="ThrottlingException", http_status_code=400)
     waits: list[float] = []
     backoff = Backoff(attempts=attempts, sleep=waits.append, jitter=lambda: 1.0)
-    result = aws.fetch(["eu-north-1"], clients, backoff, NOW)
+    result = aws.fetch(["us-west-1"], clients, backoff, NOW)
     assert result.rows == []
     assert waits == [0.5, 1.0]  # base 0.5 s doubling, full jitter at its maximum; no wait after the last try
-    assert "eu-north-1" in result.warnings[0] and "Throttling" in result.warnings[0]
+    assert "us-west-1" in result.warnings[0] and "Throttling" in result.warnings[0]
 
 
 def test_spot_history_against_moto_server(moto_url: str) -> None:
