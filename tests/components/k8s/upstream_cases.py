@@ -19,6 +19,8 @@ from components.k8s.storage import LustreVolume
 from components.validate import resolve
 from tests.components.k8s.conftest import STACKS
 from tests.conftest import example_fleet
+from tests.readme_fleets import NAMES as README_FLEETS
+from tests.readme_fleets import readme_fleet
 
 EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 TAINTS = [{"key": f"example.com/{e.lower()}", "value": "x", "effect": e} for e in EFFECTS]
@@ -56,7 +58,8 @@ def user_fleets() -> dict[str, dict[str, Any]]:
 
 
 def fleets() -> dict[str, dict[str, Any]]:
-    return {**{s: example_fleet(s) for s in STACKS}, **user_fleets(), **catalogue_fleets()}
+    readme = {f"readme-{n}": readme_fleet(n) for n in README_FLEETS}
+    return {**{s: example_fleet(s) for s in STACKS}, **user_fleets(), **readme, **catalogue_fleets()}
 
 
 def inputs(cluster: Cluster) -> AddonInputs:
