@@ -44,7 +44,8 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 def read_stack_config(path: Path) -> dict[str, Any]:
     """The stack file's ``config`` map, or a SpecError naming the file when it cannot be read."""
     try:
-        document = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader) or {}  # a SafeLoader subclass
+        with path.open(encoding="utf-8") as stream:  # a named stream: YAML marks cite the file, not "<unicode string>"
+            document = yaml.load(stream, Loader=_UniqueKeyLoader) or {}  # a SafeLoader subclass
     except OSError as err:
         raise SpecError([SpecProblem("", f"cannot read the stack file: {err.strerror}.")], str(path)) from None
     except UnicodeDecodeError as err:
@@ -53,7 +54,8 @@ def read_stack_config(path: Path) -> dict[str, Any]:
                                      "Save the stack file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`).")],
                         str(path)) from None
     except yaml.YAMLError as err:
-        raise SpecError([SpecProblem("", f"is not valid YAML: {err}".replace("\n", " "))], str(path)) from None
+        # keep its lines: the mark's excerpt and caret only read right on their own lines
+        raise SpecError([SpecProblem("", f"is not valid YAML:\n{err}")], str(path)) from None
     config = document.get("config") if isinstance(document, dict) else None
     if not isinstance(config, dict):
         raise SpecError([SpecProblem("config", "is missing or not a mapping.",
