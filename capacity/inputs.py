@@ -22,11 +22,19 @@ DEFAULT_OFFERS = Path(__file__).parent / "data" / "offers.csv"
 
 
 def _known_gpu(label: str) -> Callable[[Any, int], Iterable[RowProblem]]:
+    """Rows name a GPU product. A family name (A100) is refused, never mapped to a default: a plan must not place
+    work that needs 80 GB on 40 GB machines because a row did not say which."""
     known = catalog.gpu_models()
+    families = catalog.gpu_families()
 
     def check(item: Any, line: int) -> Iterable[RowProblem]:
         if item.gpu in known:
             return []
+        variants = [p for p in families.get(item.gpu, []) if p in known]
+        if variants:
+            return [RowProblem(label, line, "gpu", item.gpu, f"is a GPU family, not a product: "
+                               f"{' and '.join(variants)} differ in memory and price.",
+                               f"Write the product the work needs: {' or '.join(variants)}.")]
         guess = did_you_mean(item.gpu, known)
         hint = f" Did you mean {guess!r}?" if guess else ""
         return [RowProblem(label, line, "gpu", item.gpu, f"is not a catalogue GPU.{hint}",

@@ -103,7 +103,7 @@ class DemandRow(Row):
 
     month: Month
     team: Name
-    gpu: Name = Field(description="a catalogue GPU name such as H100, H200, A100, B200 or L4")
+    gpu: Name = Field(description="a catalogue GPU product such as H100, H100-NVL, H200, A100-40GB, A100-80GB or L4")
     gpu_hours: GpuHours
     gang_gpus: int = Field(ge=1, le=100_000, description="a whole number >= 1: GPUs one job needs inside a "
                            "single interconnect domain (1 when jobs may spread)")
@@ -119,7 +119,7 @@ class HistoryRow(Row):
 
     month: Month
     team: Name
-    gpu: Name = Field(description="a catalogue GPU name such as H100, H200, A100, B200 or L4")
+    gpu: Name = Field(description="a catalogue GPU product such as H100, H100-NVL, H200, A100-40GB, A100-80GB or L4")
     gpu_hours: GpuHours
     gang_gpus: int | None = Field(default=None, ge=1, description="optional: a whole number >= 1, carried "
                                   "into the forecast demand")
@@ -132,7 +132,7 @@ class OfferRow(Row):
     cloud: Cloud = Field(description="one of aws, gcp, azure")
     region: Region
     machine_type: Name = Field(description="a catalogue machine type of that cloud, e.g. p5.48xlarge")
-    gpu: Name = Field(description="the catalogue GPU of that machine type")
+    gpu: Name = Field(description="the catalogue GPU product of that machine type")
     gpus_per_node: int = Field(ge=1, le=1024, description="a whole number >= 1: GPUs in one node")
     option: Option = Field(description="one of " + ", ".join(o.value for o in Option))
     usd_per_gpu_hour: float = Field(gt=0, allow_inf_nan=False, description="a price in USD per GPU-hour > 0")
@@ -149,7 +149,7 @@ class QuotaRow(Row):
 
     cloud: Cloud = Field(description="one of aws, gcp, azure")
     region: Region
-    gpu: Name = Field(description="a catalogue GPU name such as H100")
+    gpu: Name = Field(description="a catalogue GPU product such as H100 or A100-80GB")
     market: Market = Field(description="one of on_demand, spot")
     max_gpus: int = Field(ge=0, le=10_000_000, description="a whole number >= 0: GPUs that may run at once")
 

@@ -17,7 +17,7 @@ from components.catalog import Cloud
 
 # GPU -> (on-demand USD per GPU-hour level, GPUs per node)
 GPU_LEVELS: dict[str, tuple[float, int]] = {
-    "H100": (9.0, 8), "H200": (10.5, 8), "A100": (3.6, 8), "B200": (15.0, 8), "L4": (0.85, 1), "L40S": (2.0, 8),
+    "H100": (9.0, 8), "H200": (10.5, 8), "A100-40GB": (3.6, 8), "B200": (15.0, 8), "L4": (0.85, 1), "L40S": (2.0, 8),
 }
 CLOUDS = (Cloud.AWS, Cloud.GCP, Cloud.AZURE)
 

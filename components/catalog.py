@@ -2,6 +2,10 @@
 
 Rows live in ``components/data/machine_types.csv`` (one row per machine type, with a source link) and
 region/zone offerings in ``components/data/offerings.csv``. Adding a machine type is one row in each.
+
+GPUs are named as products, by what a job depends on (``A100-40GB`` and ``A100-80GB``, ``H100`` for SXM and
+``H100-NVL``): ``components/data/gpu_products.csv`` lists them with their family and memory. A plain family name
+(``A100``) stands for the family's default product; see :func:`resolve_gpu`.
 """
 
 from __future__ import annotations
@@ -53,6 +57,19 @@ class QuotaKey(BaseModel):
     unit: QuotaUnit
 
 
+class GpuProduct(BaseModel):
+    """A GPU product as jobs see it: its family, its memory per GPU, and whether it is the family's default."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str  # A100-80GB, H100, H100-NVL, ...
+    family: str  # A100, H100, ...: the name a node pool may use for the family's default product
+    family_default: bool
+    memory_gb: int = Field(gt=0)
+    description: str
+    source: str
+
+
 class MachineType(BaseModel):
     """Facts about one machine type. GPU-less rows serve the system (CPU) node pools."""
 
@@ -60,7 +77,7 @@ class MachineType(BaseModel):
 
     cloud: Cloud
     name: str
-    gpu: str = ""  # catalogue GPU name: H100, H200, A100, B200, L4, ...; "" for CPU rows
+    gpu: str = ""  # GPU product (gpu_products.csv): H100, H100-NVL, A100-40GB, ...; "" for CPU rows
     gpus: int = Field(ge=0)
     gpu_memory_gib: int = Field(ge=0)
     vcpus: int = Field(gt=0)
@@ -111,6 +128,38 @@ def machine_types() -> tuple[MachineType, ...]:
 
 
 @cache
+def gpu_products() -> tuple[GpuProduct, ...]:
+    with (DATA / "gpu_products.csv").open(newline="") as fh:
+        return tuple(GpuProduct.model_validate(row) for row in csv.DictReader(fh))
+
+
+def gpu_product(name: str) -> GpuProduct | None:
+    return next((p for p in gpu_products() if p.name == name), None)
+
+
+def gpu_families() -> dict[str, list[str]]:
+    """family -> its products, the default first."""
+    out: dict[str, list[str]] = {}
+    for p in sorted(gpu_products(), key=lambda p: (not p.family_default, p.name)):
+        out.setdefault(p.family, []).append(p.name)
+    return out
+
+
+def resolve_gpu(name: str) -> str | None:
+    """The product a GPU name means: a product name is itself; a family name that is not also a product
+    (``A100``) is the family's default product (``A100-40GB``); anything else is None."""
+    if gpu_product(name):
+        return name
+    variants = gpu_families().get(name)
+    return variants[0] if variants else None
+
+
+def gpu_names() -> list[str]:
+    """Every name a node pool's ``accelerator`` accepts: the products and the families that are not products."""
+    return sorted({p.name for p in gpu_products()} | set(gpu_families()))
+
+
+@cache
 def offerings() -> dict[tuple[Cloud, str], dict[str, tuple[str, ...]]]:
     """(cloud, machine type) -> {region: zones that offer it}."""
     out: dict[tuple[Cloud, str], dict[str, tuple[str, ...]]] = {}
@@ -130,6 +179,7 @@ def names(cloud: Cloud, gpu: bool = True) -> list[str]:
 
 
 def gpu_models() -> list[str]:
+    """The GPU products some machine type carries: the names demand, quotas, offers and Kueue teams use."""
     return sorted({m.gpu for m in machine_types() if m.gpu})
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from components.catalog import Cloud, Fabric, MachineType
+from components.errors import SpecProblem
 from components.spec import CapacityType, ClusterSpec, FleetSpec, NodePoolSpec, Taint
 
 GPU_TAINT = "nvidia.com/gpu"
@@ -75,6 +76,7 @@ class Cluster:
 class Fleet:
     spec: FleetSpec
     clusters: tuple[Cluster, ...]
+    notes: tuple[SpecProblem, ...] = ()  # not problems: what validation decided for the user (a GPU family's default)
 
     @property
     def cloud(self) -> Cloud:

@@ -46,7 +46,7 @@ def resolve(raw: Mapping[str, Any] | None, source: str | None = None) -> Fleet:
     if problems:
         raise SpecError(problems, source)
     clusters = tuple(_cluster(spec, c) for c in spec.clusters)
-    return Fleet(spec=spec, clusters=clusters)
+    return Fleet(spec=spec, clusters=clusters, notes=tuple(family_notes(spec)))
 
 
 # --- shape errors ----------------------------------------------------------------------------------------
@@ -205,7 +205,8 @@ def pick_machine(cloud: Cloud, pool: NodePoolSpec, path: str) -> tuple[MachineTy
             kind = f"{cloud.title} GPU machine type"
             return None, [unknown_name(f"{path}.machine_type", kind, pool.machine_type, catalog.names(cloud))]
         clash = []
-        if pool.accelerator and pool.accelerator != machine.gpu:
+        if pool.accelerator and catalog.resolve_gpu(pool.accelerator) != machine.gpu and \
+                pool.accelerator not in _family_of(machine.gpu):
             clash.append(f"accelerator {pool.accelerator}")
         if pool.gpus and pool.gpus != machine.gpus:
             clash.append(f"gpus {pool.gpus}")
@@ -214,20 +215,60 @@ def pick_machine(cloud: Cloud, pool: NodePoolSpec, path: str) -> tuple[MachineTy
                                       f"{' and '.join(clash)}.", "Drop accelerator/gpus or the machine_type.")]
         return machine, []
     assert pool.accelerator is not None
-    if pool.accelerator not in catalog.gpu_models():
-        return None, [unknown_name(f"{path}.accelerator", "GPU", pool.accelerator, catalog.gpu_models())]
-    found = catalog.matching(cloud, pool.accelerator, pool.gpus)
+    gpu = catalog.resolve_gpu(pool.accelerator)
+    if gpu is None:
+        return None, [unknown_name(f"{path}.accelerator", "GPU", pool.accelerator, catalog.gpu_names())]
+    found = catalog.matching(cloud, gpu, pool.gpus)
     if not found:
-        counts = sorted({m.gpus for m in catalog.matching(cloud, pool.accelerator, None)})
+        counts = sorted({m.gpus for m in catalog.matching(cloud, gpu, None)})
         offer = f"it comes with {', '.join(map(str, counts))} GPUs per node" if counts else "it is not offered"
-        return None, [SpecProblem(f"{path}.gpus", f"no {cloud.title} machine type has {pool.gpus} x "
-                                  f"{pool.accelerator}; {offer}.", "Change gpus, or name a machine_type.")]
+        return None, [SpecProblem(f"{path}.gpus", f"no {cloud.title} machine type has {pool.gpus} x {gpu}; "
+                                  f"{offer}.{_other_variants(cloud, gpu, pool.gpus)}",
+                                  "Change gpus, or name a machine_type.")]
     defaults = [m for m in found if m.default_for_gpu]
     if len(found) > 1 and len(defaults) != 1:
         options = ", ".join(f"{m.name} ({m.gpus} x {m.gpu_memory_gib} GiB)" for m in found)
-        return None, [SpecProblem(f"{path}.accelerator", f"{pool.accelerator} is ambiguous on {cloud.title}: "
+        return None, [SpecProblem(f"{path}.accelerator", f"{gpu} is ambiguous on {cloud.title}: "
                                   f"{options}.", "Set gpus, or name a machine_type.")]
     return (defaults[0] if len(found) > 1 else found[0]), []
+
+
+def _family_of(product: str) -> tuple[str, ...]:
+    found = catalog.gpu_product(product)
+    return (found.family,) if found else ()
+
+
+def _other_variants(cloud: Cloud, gpu: str, gpus: int | None) -> str:
+    """' H100-NVL does (Standard_NC40ads_H100_v5): write accelerator: H100-NVL.' when a sibling product of the
+    family has the asked count on this cloud, so a user who meant the other variant learns its name."""
+    family = _family_of(gpu)
+    siblings = [p for p in catalog.gpu_families().get(family[0], []) if p != gpu] if family else []
+    for other in siblings:
+        machines = catalog.matching(cloud, other, gpus)
+        if machines:
+            return f" {other} does ({', '.join(m.name for m in machines)}): write accelerator: {other} if you " \
+                   "meant it."
+    return ""
+
+
+def family_notes(spec: FleetSpec) -> list[SpecProblem]:
+    """Not problems: one note per node pool that named a GPU family (``A100``), saying which product it got."""
+    notes = []
+    for i, cluster in enumerate(spec.clusters):
+        for j, pool in enumerate(cluster.node_pools):
+            if pool.machine_type or not pool.accelerator or catalog.gpu_product(pool.accelerator):
+                continue
+            machine, _ = pick_machine(spec.cloud, pool, "")
+            if machine is None:
+                continue
+            others = [p for p in catalog.gpu_families()[pool.accelerator] if p != machine.gpu]
+            notes.append(SpecProblem(
+                f"clusters[{i}].node_pools[{j}].accelerator",
+                f"{pool.accelerator!r} is a GPU family; picked its default product {machine.gpu} "
+                f"({machine.name}, {machine.gpus} x {machine.gpu_memory_gib} GB).",
+                f"Write accelerator: {machine.gpu} to keep it and silence this note"
+                + (f", or {' / '.join(others)} for the other variant." if others else ".")))
+    return notes
 
 
 def _check_pool(cloud: Cloud, caps: CloudCapabilities, c: ClusterSpec, pool: NodePoolSpec, path: str) -> Problems:
@@ -358,13 +399,21 @@ def _check_kueue(cloud: Cloud, c: ClusterSpec, path: str) -> Problems:
     for i, team in enumerate(teams):
         for gpu, count in team.gpus.items():
             if gpu not in supply and every_pool_resolved:  # else the pool's own problem says why
-                yield unknown_name(f"{path}[{i}].gpus.{gpu}", "GPU in this cluster's node pools", gpu,
-                                   sorted(supply) or ["(none)"])
+                yield _unknown_team_gpu(f"{path}[{i}].gpus.{gpu}", gpu, sorted(supply))
             asked[gpu] += count
     for gpu, total in asked.items():
         if gpu in supply and total > supply[gpu]:
             yield SpecProblem(path, f"team quotas ask for {total} {gpu} GPUs but the node pools provide at most "
                               f"{supply[gpu]}.", "Lower the quotas or raise the pools' nodes.max.")
+
+
+def _unknown_team_gpu(path: str, gpu: str, supplied: list[str]) -> SpecProblem:
+    """Team quotas name GPU products: a family name is refused with the products of it this cluster has."""
+    variants = [p for p in catalog.gpu_families().get(gpu, []) if p in supplied]
+    if variants and not catalog.gpu_product(gpu):
+        return SpecProblem(path, f"{gpu!r} is a GPU family; team quotas name the product "
+                           f"({', '.join(variants)} in this cluster's node pools).", f"Write {variants[0]}.")
+    return unknown_name(path, "GPU in this cluster's node pools", gpu, supplied or ["(none)"])
 
 
 # --- resolution (only after every check passed) --------------------------------------------------------

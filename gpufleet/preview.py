@@ -14,7 +14,7 @@ from components.errors import SpecError
 from components.fleet import Fleet
 from gpufleet.analyzer import fleet_config
 from gpufleet.capture import Graph, run_program
-from stacks.config import load_stack, stack_file
+from stacks.config import display, load_stack, stack_file
 
 SCHEMA = "gpufleet.preview/v1"
 
@@ -25,6 +25,7 @@ class Preview:
     graph: Graph | None = None
     fleet: Fleet | None = None
     errors: list[str] = field(default_factory=list)
+    source: str | None = None  # the stack file as notes name it
 
     @property
     def ok(self) -> bool:
@@ -36,6 +37,10 @@ class Preview:
         for cluster in self.fleet.clusters if self.fleet else ():
             total.update(cluster.gpus_by_model())
         return dict(sorted(total.items()))
+
+    def notes(self) -> list[str]:
+        """What validation decided for the user (a GPU family resolved to its default product), one line each."""
+        return [n.render(self.source) for n in self.fleet.notes] if self.fleet else []
 
     def counts_by_type(self) -> dict[str, int]:
         resources = self.graph.resources if self.graph else []
@@ -50,6 +55,7 @@ class Preview:
             "resources": [{"type": r.type, "name": r.name, "parent": r.parent, "custom": r.custom,
                            "inputs": r.inputs, "dependencies": r.dependencies} for r in resources],
             "summary": {"resources": len(resources), "gpus": self.gpus()},
+            "notes": self.notes(),
             "policy_config": fleet_config(self.fleet) if self.fleet else {},
             "errors": self.errors,
         }
@@ -57,9 +63,10 @@ class Preview:
 
 def preview_stack(stack: str, stacks_dir: Path) -> Preview:
     """Never raises for bad config: problems land in ``errors`` and nothing is registered."""
+    path = stack_file(stack, stacks_dir)
     try:
-        config, fleet = load_stack(stack_file(stack, stacks_dir))
+        config, fleet = load_stack(path)
     except SpecError as err:
         return Preview(stack=stack, errors=[p.render(err.source) for p in err.problems])
-    return Preview(stack=stack, graph=run_program(stack, config), fleet=fleet)
+    return Preview(stack=stack, graph=run_program(stack, config), fleet=fleet, source=display(path))
 

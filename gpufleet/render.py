@@ -1,4 +1,4 @@
-"""Terminal rendering of previews with rich: the resource tree, counts by type, GPUs by model, errors."""
+"""Terminal rendering of previews with rich: notes, the resource tree, counts by type, GPUs by model, errors."""
 
 from __future__ import annotations
 
@@ -48,6 +48,9 @@ def print_preview(console: Console, preview: Preview, *, tree: bool = True) -> N
         console.print(Panel(body, title=f"[red]stack {preview.stack}: invalid fleet — nothing was built[/]",
                             border_style="red"))
         return
+    if preview.notes():
+        console.print(Panel("\n".join(f"• {n}" for n in preview.notes()), title=f"stack {preview.stack}: notes",
+                            border_style="blue"))
     if tree:
         console.print(resource_tree(preview))
     console.print(summary_tables(preview))

@@ -7,6 +7,8 @@ from components.translators import deploy
 from stacks import config
 
 fleet = config.load()
+for note in fleet.notes:  # e.g. which product a GPU family resolved to: shown by `pulumi preview` / `up`
+    pulumi.log.info(note.render())
 for cluster in fleet.clusters:
     built = deploy(fleet.cloud, cluster)
     deploy_addons(cluster, built)

@@ -66,7 +66,7 @@ def read_stack_config(path: Path) -> dict[str, Any]:
 def load_stack(path: Path) -> tuple[dict[str, Any], Fleet]:
     """The stack file's config and the fleet it describes (for the CLI, the planner and tests)."""
     config = read_stack_config(path)
-    return config, resolve(config.get(CONFIG_KEY), _display(path))
+    return config, resolve(config.get(CONFIG_KEY), display(path))
 
 
 def load_stack_file(path: Path) -> Fleet:
@@ -102,7 +102,7 @@ def pending_capacity(fleet: Fleet) -> list[str]:
             if pool.spec.capacity.id == PENDING_ID]
 
 
-def _display(path: Path) -> str:
+def display(path: Path) -> str:
     try:
         return str(path.resolve().relative_to(Path.cwd()))
     except ValueError:

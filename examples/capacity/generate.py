@@ -1,6 +1,6 @@
 """Regenerate the bundled capacity example deterministically: `python examples/capacity/generate.py`.
 
-history.csv: 24 months (2024-11 .. 2026-10) of GPU-hours for five teams across H100, H200, A100 and L4,
+history.csv: 24 months (2024-11 .. 2026-10) of GPU-hours for five teams across H100, H200, A100-40GB and L4,
 with growth, a yearly pattern and seeded noise. quotas.csv: on-demand and spot GPU quotas on AWS, GCP and
 Azure (deliberately short for the pretraining gang, so the report has quota requests to show).
 budget.csv: a monthly budget per cost center (= team) for the 12 forecast months.
@@ -21,18 +21,18 @@ HORIZON = 12
 TEAMS = {
     "pretrain": ("H100", 150.0, 4.0, 0.06, 64, False, 4.4),
     "posttrain": ("H200", 24.0, 0.8, 0.10, 8, False, 5.6),
-    "research": ("A100", 48.0, 0.6, 0.15, 1, True, 1.6),
+    "research": ("A100-40GB", 48.0, 0.6, 0.15, 1, True, 1.6),
     "inference": ("L4", 90.0, 2.5, 0.08, 1, False, 0.75),
     "eval": ("H100", 16.0, 0.3, 0.20, 1, True, 3.0),
 }
 QUOTAS = [
     ("aws", "us-east-1", "H100", "on_demand", 256), ("aws", "us-east-1", "H100", "spot", 32),
-    ("aws", "us-west-2", "H200", "on_demand", 32), ("aws", "us-east-1", "A100", "on_demand", 32),
+    ("aws", "us-west-2", "H200", "on_demand", 32), ("aws", "us-east-1", "A100-40GB", "on_demand", 32),
     ("aws", "us-east-1", "L4", "on_demand", 96), ("aws", "us-west-2", "L4", "on_demand", 48),
-    ("gcp", "us-central1", "H100", "on_demand", 64), ("gcp", "us-central1", "A100", "on_demand", 32),
-    ("gcp", "us-central1", "A100", "spot", 64), ("gcp", "us-central1", "L4", "on_demand", 64),
+    ("gcp", "us-central1", "H100", "on_demand", 64), ("gcp", "us-central1", "A100-40GB", "on_demand", 32),
+    ("gcp", "us-central1", "A100-40GB", "spot", 64), ("gcp", "us-central1", "L4", "on_demand", 64),
     ("azure", "eastus", "H100", "on_demand", 96), ("azure", "eastus", "H200", "on_demand", 16),
-    ("azure", "eastus", "A100", "on_demand", 32),
+    ("azure", "eastus", "A100-40GB", "on_demand", 32),
 ]
 
 

@@ -78,10 +78,10 @@ def test_peak_is_the_average_for_spreadable_work_and_whole_gangs_for_gang_work()
 def round_trip_plan(tmp_path: Path) -> Path:
     return write_plan(tmp_path / "plan", [
         line(JAN, "pretrain", "H100", "aws", "us-east-1", 200, gang=64),  # 4 gangs of 64: 256 GPUs peak
-        line(JAN, "research", "A100", "aws", "us-east-1", 10),
+        line(JAN, "research", "A100-40GB", "aws", "us-east-1", 10),
         line(JAN, "eval", "H100", "aws", "us-east-1", 20, option="spot"),
         line(JAN, "pretrain", "H100", "gcp", "us-central1", 100, gang=64),  # 2 gangs: 128, 64 on the reservation
-        line(JAN, "batch", "A100", "aws", "us-east-2", 16, gang=8),  # no stack provisions us-east-2
+        line(JAN, "batch", "A100-40GB", "aws", "us-east-2", 16, gang=8),  # no stack provisions us-east-2
     ])
 
 
@@ -97,7 +97,7 @@ def test_round_trip_plan_apply_reconcile(tmp_path: Path, stacks: Path) -> None:
     rows = reconcile(load_rows(plan / "plan.csv", PlanLine), [], fleets, [])
     jan = [r for r in rows if r.month == JAN]
     assert not [r for r in jan if r.status == "under"], jan
-    per_node = {"H100": 8, "A100": 8, "L4": 1, "H200": 8}  # p5 / a3-mega / ND H100 v5 / p4d / a2: 8 GPUs a node
+    per_node = {"H100": 8, "A100-40GB": 8, "L4": 1, "H200": 8}  # p5 / a3-mega / ND H100 v5 / p4d / a2: 8 GPUs a node
     for r in jan:
         if r.status == "over":  # only what prepaid pools hold beyond the plan, or less than a whole node
             assert r.reserved_gpus > 0 or r.gpus < per_node[r.gpu], r
@@ -114,10 +114,10 @@ def test_round_trip_sizes_pools_and_queues_from_the_plan(tmp_path: Path, stacks:
     assert pools["h100"]["nodes"] == {"min": 16, "max": 16}
     assert pools["h100-od"]["nodes"]["max"] == 16 and pools["h100-od"]["machine_type"] == "p5.48xlarge"
     assert pools["h100-spot"]["nodes"]["max"] == 3 and pools["h100-spot"]["capacity"] == {"type": "spot"}  # 20/8
-    assert pools["a100-eval"]["nodes"]["max"] == 2  # 10 A100 -> 2 p4d nodes
+    assert pools["a100-eval"]["nodes"]["max"] == 2  # 10 A100-40GB -> 2 p4d nodes
     teams = {t["name"]: t for t in aws["addons"]["kueue_teams"]}
     assert teams["pretrain"]["gpus"] == {"H100": 256}
-    assert teams["research"]["gpus"] == {"A100": 10} and teams["research"]["borrowing_limit_gpus"] == 8
+    assert teams["research"]["gpus"] == {"A100-40GB": 10} and teams["research"]["borrowing_limit_gpus"] == 8
     assert teams["eval"]["gpus"] == {"H100": 20}
     gcp = fleet(stacks, "gcp-train")["clusters"][0]
     assert {t["name"]: t["gpus"] for t in gcp["addons"]["kueue_teams"]}["pretrain"] == {"H100": 128}
@@ -125,7 +125,7 @@ def test_round_trip_sizes_pools_and_queues_from_the_plan(tmp_path: Path, stacks:
     assert gcp_pools["h100"]["nodes"] == {"min": 8, "max": 8}  # the specific reservation the stack holds
     assert gcp_pools["h100-od"]["nodes"]["max"] == 8 and gcp_pools["h100-od"]["machine_type"] == "a3-megagpu-8g"
     draft = fleet(stacks, "aws-us-east-2")["clusters"][0]
-    assert draft["region"] == "us-east-2" and draft["node_pools"][0]["nodes"]["max"] == 2  # 16 A100 / 8
+    assert draft["region"] == "us-east-2" and draft["node_pools"][0]["nodes"]["max"] == 2  # 16 A100-40GB / 8
     assert {t["name"] for t in draft["addons"]["kueue_teams"]} == {"batch"}
 
 
@@ -166,7 +166,7 @@ def test_a_capacity_block_is_not_shrunk_without_allow_shrink(tmp_path: Path, sta
 
 def test_a_team_moving_clusters_is_added_there_and_dropped_here_only_when_allowed(tmp_path: Path,
                                                                                    stacks: Path) -> None:
-    jan = [line(JAN, "research", "A100", "aws", "us-east-1", 16),
+    jan = [line(JAN, "research", "A100-40GB", "aws", "us-east-1", 16),
            line(JAN, "pretrain", "H100", "aws", "us-east-1", 128)]
     feb = [line(FEB, "research", "H100", "gcp", "us-central1", 16),
            line(FEB, "pretrain", "H100", "aws", "us-east-1", 128)]

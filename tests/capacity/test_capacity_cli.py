@@ -27,7 +27,7 @@ def demand_file(tmp_path: Path) -> Path:
     for i in range(14):
         month = add_months("2026-01", i)
         lines.append(f"{month},pretrain,H100,{200 * hours(month)},64,false")
-        lines.append(f"{month},research,A100,{24 * hours(month)},1,true")
+        lines.append(f"{month},research,A100-40GB,{24 * hours(month)},1,true")
         lines.append(f"{month},serving,L4,{30 * hours(month)},1,false")
     path = tmp_path / "demand.csv"
     path.write_text("\n".join(lines) + "\n")
@@ -39,7 +39,7 @@ def quotas_file(tmp_path: Path) -> Path:
     path.write_text("cloud,region,gpu,market,max_gpus\n"
                     "aws,us-east-1,H100,on_demand,128\n"
                     "gcp,us-central1,H100,on_demand,64\n"
-                    "gcp,us-central1,A100,on_demand,16\ngcp,us-central1,A100,spot,16\n"
+                    "gcp,us-central1,A100-40GB,on_demand,16\ngcp,us-central1,A100-40GB,spot,16\n"
                     "aws,us-east-1,L4,on_demand,64\n")
     return path
 

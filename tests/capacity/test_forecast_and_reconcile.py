@@ -49,7 +49,7 @@ def test_seasonal_ets_follows_trend_and_season_with_ordered_quantiles() -> None:
 
 def test_short_and_flat_histories_fall_back_and_carry_row_traits() -> None:
     rows = history(5, team="tiny", trend=0, season=0)
-    rows.append(HistoryRow(month="2023-05", team="one", gpu="A100", gpu_hours=7200, gang_gpus=32, spot_ok=True))
+    rows.append(HistoryRow(month="2023-05", team="one", gpu="A100-40GB", gpu_hours=7200, gang_gpus=32, spot_ok=True))
     result = forecast.forecast(rows, 3, "P90")
     methods = {(i.team, i.method) for i in result.intervals}
     assert methods == {("tiny", "naive"), ("one", "last_value")}

@@ -55,7 +55,23 @@ def test_unknown_gpu_gets_a_did_you_mean(tmp_path: Path) -> None:
         inputs.load_demand(path)
     (text,) = problems(caught.value)
     assert "column gpu: 'H10O' is not a catalogue GPU. Did you mean 'H100'?" in text
-    assert "Write one of" in text and "A100" in text
+    assert "Write one of" in text and "A100-40GB, A100-80GB" in text
+
+
+@pytest.mark.parametrize("name", ["demand.csv", "history.csv", "quotas.csv"])
+def test_a_gpu_family_is_refused_with_its_products(tmp_path: Path, name: str) -> None:
+    """A plain family (A100) is never mapped to a default in capacity inputs: 80 GB work must not be planned
+    on 40 GB machines because a row did not say which it needs."""
+    body = {"demand.csv": DEMAND_HEADER + "2026-01,vision,A100,100,1,false\n",
+            "history.csv": "month,team,gpu,gpu_hours\n2026-01,vision,A100,100\n",
+            "quotas.csv": "cloud,region,gpu,market,max_gpus\ngcp,us-central1,A100,on_demand,16\n"}[name]
+    load = {"demand.csv": inputs.load_demand, "history.csv": inputs.load_history,
+            "quotas.csv": inputs.load_quotas}[name]
+    with pytest.raises(InputError) as caught:
+        load(write(tmp_path, name, body))
+    (text,) = problems(caught.value)
+    assert "row 2, column gpu: 'A100' is a GPU family, not a product" in text
+    assert "Write the product the work needs: A100-40GB or A100-80GB." in text
 
 
 def test_header_problems_are_reported_with_the_columns_expected(tmp_path: Path) -> None:
@@ -99,13 +115,13 @@ def test_offers_must_match_the_catalogue(tmp_path: Path) -> None:
     header = "cloud,region,machine_type,gpu,gpus_per_node,option,usd_per_gpu_hour,source,as_of\n"
     path = write(tmp_path, "offers.csv", header +
                  "aws,us-east-1,p5.48xlarg,H100,8,on_demand,6.88,,\n"
-                 "aws,us-east-1,p5.48xlarge,A100,4,on_demand,6.88,,\n"
+                 "aws,us-east-1,p5.48xlarge,A100-80GB,4,on_demand,6.88,,\n"
                  "aws,us-east-1,p5.48xlarge,H100,8,reserved,6.88,,\n")
     with pytest.raises(InputError) as caught:
         inputs.load_offers(path)
     text = "\n".join(problems(caught.value))
     assert "'p5.48xlarg' is not a known AWS GPU machine type. Did you mean 'p5.48xlarge'?" in text
-    assert "column gpu: 'A100' does not match p5.48xlarge, which has H100 GPUs. Write H100." in text
+    assert "column gpu: 'A100-80GB' does not match p5.48xlarge, which has H100 GPUs. Write H100." in text
     assert "column gpus_per_node: '4' does not match p5.48xlarge, which has 8 GPUs. Write 8." in text
     assert "column option: 'reserved' is not one of on_demand, spot, commit_1y, commit_3y" in text
 
@@ -125,11 +141,11 @@ def test_the_bundled_offers_are_sourced_dated_and_cover_the_main_gpus() -> None:
     assert all(o.source and o.as_of for o in offers)
     assert all(o.source.startswith(("https://", "derived: ")) for o in offers)
     covered = {(o.cloud.value, o.gpu) for o in offers if o.option.value == "on_demand"}
-    for gpu in ("H100", "H200", "A100", "B200", "L4"):
+    for gpu in ("H100", "H200", "A100-40GB", "B200", "L4"):
         assert ("aws", gpu) in covered
-    for gpu in ("H100", "A100", "L4"):
+    for gpu in ("H100", "A100-40GB", "L4"):
         assert ("gcp", gpu) in covered
-    for gpu in ("H100", "A100"):
+    for gpu in ("H100", "A100-40GB", "A100-80GB"):
         assert ("azure", gpu) in covered
     # Google sells B200 (a4-highgpu-8g) only through reservations, flex-start and spot
     assert ("gcp", "B200") not in covered
@@ -140,7 +156,7 @@ def test_the_bundled_offers_are_sourced_dated_and_cover_the_main_gpus() -> None:
 def demand_rows(draw: st.DrawFn) -> list[DemandRow]:
     return [DemandRow(month=f"20{draw(st.integers(20, 39))}-{draw(st.integers(1, 12)):02d}",
                       team=draw(st.from_regex(r"[a-z][a-z0-9 _-]{0,10}[a-z0-9]", fullmatch=True)),
-                      gpu=draw(st.sampled_from(["H100", "A100", "L4"])),
+                      gpu=draw(st.sampled_from(["H100", "A100-80GB", "L4"])),
                       gpu_hours=draw(st.floats(0, 1e7, allow_nan=False).map(lambda x: round(x, 3))),
                       gang_gpus=draw(st.integers(1, 512)), spot_ok=draw(st.booleans()))
             for _ in range(draw(st.integers(1, 8)))]

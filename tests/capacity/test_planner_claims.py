@@ -79,14 +79,14 @@ def _hard() -> problem.Problem:
     """Three regions, two GPUs, a year of gang demand, 1- and 3-year commitments: HiGHS needs seconds to close it."""
     offers, quotas = [], []
     for region in ("r1", "r2", "r3"):
-        for gpu in ("H100", "A100"):
+        for gpu in ("H100", "A100-80GB"):
             offers += [offer(region, Option.ON_DEMAND, 4.0, gpu=gpu), offer(region, Option.COMMIT_1Y, 2.1, gpu=gpu),
                        offer(region, Option.COMMIT_3Y, 1.3, gpu=gpu)]
             quotas += [quota(region, Market.ON_DEMAND, 40, gpu), quota(region, Market.SPOT, 0, gpu)]
     months = [add_months("2026-01", m) for m in range(12)]
     demand = [DemandRow(month=m, team=f"t{i}", gpu=g, gpu_hours=(3 + i * 7 + k * 5) % 23 * 730.0 + 101,
                         gang_gpus=[1, 8, 16][i % 3], spot_ok=False)
-              for i in range(6) for k, m in enumerate(months) for g in ("H100", "A100")]
+              for i in range(6) for k, m in enumerate(months) for g in ("H100", "A100-80GB")]
     return problem.build(demand, offers, quotas, 1000.0)
 
 

@@ -63,7 +63,7 @@ def test_milp_matches_brute_force_and_every_plan_is_feasible(case: tuple) -> Non
 def small(draw: st.DrawFn) -> tuple[list[DemandRow], list[OfferRow], list[QuotaRow], float]:
     """Bigger than brute force can take: several months, regions, GPUs; for feasibility and bounds."""
     regions = [f"r{i}" for i in range(draw(st.integers(1, 4)))]
-    gpus = ["H100", "A100"][: draw(st.integers(1, 2))]
+    gpus = ["H100", "A100-80GB"][: draw(st.integers(1, 2))]
     offers, quotas = [], []
     for region in regions:
         for gpu in gpus:

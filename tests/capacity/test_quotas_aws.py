@@ -75,7 +75,7 @@ def test_vcpu_quotas_become_gpus_per_offered_machine(moto_url: str) -> None:
     got = rows_by(result)
     # P family: 1536 vCPUs / 192 per p5.48xlarge = 8 nodes x 8 GPUs; p4d has 96 vCPUs: 16 nodes x 8
     assert got[("us-east-1", "H100", "on_demand")] == 64
-    assert got[("us-east-1", "A100", "on_demand")] == 128
+    assert got[("us-east-1", "A100-40GB", "on_demand")] == 128
     assert got[("us-east-1", "B200", "on_demand")] == 64
     assert got[("us-east-1", "H100", "spot")] == 16  # 400 // 192 = 2 nodes
     assert got[("us-east-1", "L4", "on_demand")] == 0  # 64 vCPUs < one 192-vCPU g6.48xlarge
@@ -111,7 +111,7 @@ def test_throttling_is_retried_with_backoff(moto_url: str) -> None:
     result = aws.fetch(["eu-west-1"], Clients(moto_url, answers), backoff)
     assert waits == [0.5, 1.0]  # exponential
     got = rows_by(result)
-    assert (got[("eu-west-1", "A100", "on_demand")], got[("eu-west-1", "A100", "spot")]) == (8, 0)
+    assert (got[("eu-west-1", "A100-40GB", "on_demand")], got[("eu-west-1", "A100-40GB", "spot")]) == (8, 0)
     assert ("eu-west-1", "H100", "on_demand") not in got  # moto: no p5 in eu-west-1
     assert not [w for w in result.warnings if "eu-west-1" in w]
 

@@ -64,10 +64,17 @@ def test_family_vcpus_and_low_priority_cores_become_gpus_across_pages(fake: Fake
     c = client(fake, tls)
     result = azure.fetch(SUB, ["eastus"], c, NO_WAIT)
     got = {(r.gpu, r.market.value): r.max_gpus for r in result.rows}
-    # 192 vCPUs / 96 per ND96isr_H100_v5 x 8 = 16, plus the NCads family: 80 / 80 per NC80adis_H100_v5 x 2
-    assert got[("H100", "on_demand")] == 18
-    assert got[("A100", "on_demand")] == 8
+    # Each VM family is one product (https://learn.microsoft.com/en-us/azure/virtual-machines/sizes/gpu-accelerated/
+    # ndh100v5-series: 8 x H100 80 GB; .../ncadsh100v5-series: H100 NVL 94 GB; .../ndma100v4-series: A100 80 GB).
+    # standardNDSH100v5Family: 192 vCPUs / 96 per ND96isr_H100_v5 x 8 = 16 H100 (SXM)
+    assert got[("H100", "on_demand")] == 16
+    # StandardNCadsH100v5Family: 80 vCPUs / 80 per NC80adis_H100_v5 x 2 = 2 H100 NVL, never added to H100
+    assert got[("H100-NVL", "on_demand")] == 2
+    # standardNDAMSv4_A100Family is the 80 GB A100 family: 96 / 96 x 8; no 40 GB (NDASv4) family, so no row
+    assert got[("A100-80GB", "on_demand")] == 8
+    assert ("A100-40GB", "on_demand") not in got
     assert got[("H100", "spot")] == 40  # 480 low-priority vCPUs / 96 x 8
+    assert got[("H100-NVL", "spot")] == 12  # the same shared 480 / 80 per NC80adis_H100_v5 x 2
     assert "$skiptoken=2" in fake.requests[1][1]
     assert fake.requests[0][2].get("Authorization") == "Bearer fake-token"
     assert any("lowPriorityCores" in w for w in result.warnings)

@@ -39,7 +39,7 @@ def test_named_regions_read_gpu_metrics_and_sum_h100_and_mega() -> None:
     assert got[("H100", "on_demand")] == 48  # H100 + H100 Mega: separate quotas, both usable
     assert got[("H100", "spot")] == 64
     assert got[("L4", "on_demand")] == 8
-    assert ("A100", "on_demand") not in got  # no metric in that region: no row
+    assert ("A100-40GB", "on_demand") not in got  # no metric in that region: no row
     assert fake.requests[0][0] == "GET" and fake.requests[0][1].startswith(f"{BASE}/us-central1")
 
 
@@ -54,7 +54,10 @@ def test_all_regions_are_listed_page_by_page() -> None:
     with serve(fake):
         result = gcp.fetch(PROJECT, None, client(fake.url), NO_WAIT)
     got = {(r.region, r.gpu, r.market.value): r.max_gpus for r in result.rows}
-    assert got == {("us-east4", "H100", "on_demand"): 8, ("europe-west4", "A100", "on_demand"): 20}
+    # https://cloud.google.com/compute/resource-usage#gpu_quota: NVIDIA_A100_GPUS counts A100 40GB and
+    # NVIDIA_A100_80GB_GPUS counts A100 80GB; each lands on its own product, never summed.
+    assert got == {("us-east4", "H100", "on_demand"): 8, ("europe-west4", "A100-40GB", "on_demand"): 4,
+                   ("europe-west4", "A100-80GB", "on_demand"): 16}
     assert "pageToken=tok2" in fake.requests[1][1]
     assert not result.warnings
 

@@ -22,7 +22,7 @@ GPU_ROWS = [m for m in ROWS if m.gpus > 0]
 CPU_ROWS = [m for m in ROWS if m.gpus == 0]
 OFFERINGS = catalog.offerings()
 
-KNOWN_GPUS = {"A100", "A10G", "B200", "GB200", "H100", "H200", "L4", "L40S"}
+KNOWN_GPUS = {"A100-40GB", "A100-80GB", "A10G", "B200", "GB200", "H100", "H100-NVL", "H200", "L4", "L40S"}
 SOURCE_HOSTS = {
     Cloud.AWS: ("docs.aws.amazon.com", "aws.amazon.com"),
     Cloud.GCP: ("cloud.google.com",),
@@ -55,7 +55,7 @@ def test_machine_types_header_is_exactly_the_schema() -> None:
 
 
 def test_every_csv_line_is_one_complete_row() -> None:
-    for path in ("machine_types.csv", "offerings.csv"):
+    for path in ("machine_types.csv", "offerings.csv", "gpu_products.csv"):
         with (catalog.DATA / path).open(newline="") as fh:
             lines = list(csv.reader(fh))
         width = len(lines[0])
@@ -182,12 +182,16 @@ def test_at_most_one_default_per_cloud_gpu_and_count() -> None:
 @pytest.mark.parametrize(
     ("cloud", "gpu", "gpus", "expected"),
     [
-        (Cloud.AWS, "A100", 8, "p4d.24xlarge"),
+        (Cloud.AWS, "A100-40GB", 8, "p4d.24xlarge"),
+        (Cloud.AWS, "A100-80GB", 8, "p4de.24xlarge"),
         (Cloud.AWS, "H200", 8, "p5en.48xlarge"),
         (Cloud.GCP, "H100", 8, "a3-megagpu-8g"),
-        (Cloud.GCP, "A100", 8, "a2-highgpu-8g"),
+        (Cloud.GCP, "A100-40GB", 8, "a2-highgpu-8g"),
+        (Cloud.GCP, "A100-80GB", 8, "a2-ultragpu-8g"),
         (Cloud.AZURE, "H100", 8, "Standard_ND96isr_H100_v5"),
-        (Cloud.AZURE, "A100", 8, "Standard_ND96asr_v4"),
+        (Cloud.AZURE, "H100-NVL", 1, "Standard_NC40ads_H100_v5"),
+        (Cloud.AZURE, "A100-40GB", 8, "Standard_ND96asr_v4"),
+        (Cloud.AZURE, "A100-80GB", 8, "Standard_ND96amsr_A100_v4"),
     ],
 )
 def test_default_is_what_a_trainer_expects(cloud: Cloud, gpu: str, gpus: int, expected: str) -> None:
@@ -195,14 +199,80 @@ def test_default_is_what_a_trainer_expects(cloud: Cloud, gpu: str, gpus: int, ex
     assert [m.name for m in candidates if m.default_for_gpu] == [expected]
 
 
-def test_a100_variants_are_told_apart_by_memory() -> None:
-    for cloud, forty, eighty in [
-        (Cloud.AWS, "p4d.24xlarge", "p4de.24xlarge"),
-        (Cloud.GCP, "a2-highgpu-8g", "a2-ultragpu-8g"),
-        (Cloud.AZURE, "Standard_ND96asr_v4", "Standard_ND96amsr_A100_v4"),
-    ]:
-        assert (row(cloud, forty).gpu, row(cloud, forty).gpu_memory_gib) == ("A100", 40)
-        assert (row(cloud, eighty).gpu, row(cloud, eighty).gpu_memory_gib) == ("A100", 80)
+# GPU memory per GPU as each cloud's own page states it (literal, with the page): the product a row names must
+# agree, so an 80 GB machine can never be filed under a 40 GB product (or SXM under NVL).
+VENDOR_GPU_MEMORY = [
+    # https://aws.amazon.com/ec2/instance-types/p4/: p4d 8 x A100 with 320 GB HBM2; p4de 8 x A100 with 640 GB HBM2e
+    (Cloud.AWS, "p4d.24xlarge", "A100-40GB", 40),
+    (Cloud.AWS, "p4de.24xlarge", "A100-80GB", 80),
+    # https://aws.amazon.com/ec2/instance-types/p5/: p5 640 GB HBM3 (8 x H100); p5e / p5en 1128 GB HBM3e (8 x H200)
+    (Cloud.AWS, "p5.48xlarge", "H100", 80),
+    (Cloud.AWS, "p5e.48xlarge", "H200", 141),
+    (Cloud.AWS, "p5en.48xlarge", "H200", 141),
+    # https://aws.amazon.com/ec2/instance-types/p6/: p6-b200.48xlarge 8 x B200, 1440 GB HBM3e
+    (Cloud.AWS, "p6-b200.48xlarge", "B200", 180),
+    # https://cloud.google.com/compute/docs/accelerator-optimized-machines: a2-highgpu 40 GB HBM2 per GPU,
+    # a2-ultragpu 80 GB HBM2e, a3-high / a3-mega 80 GB HBM3, a3-ultra 141 GB HBM3e, a4 180 GB HBM3e (1440 / 8)
+    (Cloud.GCP, "a2-highgpu-8g", "A100-40GB", 40),
+    (Cloud.GCP, "a2-ultragpu-8g", "A100-80GB", 80),
+    (Cloud.GCP, "a3-highgpu-8g", "H100", 80),
+    (Cloud.GCP, "a3-megagpu-8g", "H100", 80),
+    (Cloud.GCP, "a3-ultragpu-8g", "H200", 141),
+    (Cloud.GCP, "a4-highgpu-8g", "B200", 180),
+    # https://learn.microsoft.com/en-us/azure/virtual-machines/sizes/gpu-accelerated/ndasra100v4-series: A100 40GB;
+    # .../ndma100v4-series: A100 80GB; .../ndh100v5-series: H100 80GB; .../ncadsh100v5-series: H100 NVL 94GB;
+    # .../nd-h200-v5-series: H200 141GB; .../nd-gb200-v6-series: "Nvidia Blackwell GPU (192GB)"
+    (Cloud.AZURE, "Standard_ND96asr_v4", "A100-40GB", 40),
+    (Cloud.AZURE, "Standard_ND96amsr_A100_v4", "A100-80GB", 80),
+    (Cloud.AZURE, "Standard_ND96isr_H100_v5", "H100", 80),
+    (Cloud.AZURE, "Standard_NC40ads_H100_v5", "H100-NVL", 94),
+    (Cloud.AZURE, "Standard_NC80adis_H100_v5", "H100-NVL", 94),
+    (Cloud.AZURE, "Standard_ND96isr_H200_v5", "H200", 141),
+    (Cloud.AZURE, "Standard_ND128isr_NDR_GB200_v6", "GB200", 192),
+]
+
+
+@pytest.mark.parametrize(("cloud", "name", "gpu", "memory"), VENDOR_GPU_MEMORY,
+                         ids=[f"{c.value}:{n}" for c, n, _, _ in VENDOR_GPU_MEMORY])
+def test_training_rows_name_the_product_the_vendor_page_describes(cloud: Cloud, name: str, gpu: str,
+                                                                  memory: int) -> None:
+    assert (row(cloud, name).gpu, row(cloud, name).gpu_memory_gib) == (gpu, memory)
+
+
+# --------------------------------------------------------------------------- GPU products and families
+
+PRODUCTS = catalog.gpu_products()
+
+
+def test_products_are_unique_and_cover_every_gpu_row() -> None:
+    names = [p.name for p in PRODUCTS]
+    assert len(names) == len(set(names))
+    assert {m.gpu for m in GPU_ROWS} == set(names) == KNOWN_GPUS
+
+
+@pytest.mark.parametrize("m", GPU_ROWS, ids=_ids(GPU_ROWS))
+def test_every_gpu_row_has_its_products_memory(m: MachineType) -> None:
+    """One product, one memory size: a row whose memory disagrees is filed under the wrong variant."""
+    product = catalog.gpu_product(m.gpu)
+    assert product is not None and product.memory_gb == m.gpu_memory_gib
+
+
+def test_each_family_has_exactly_one_default() -> None:
+    for family, products in catalog.gpu_families().items():
+        defaults = [p.name for p in PRODUCTS if p.family == family and p.family_default]
+        assert defaults == [products[0]], family
+
+
+def test_families_and_their_defaults() -> None:
+    """The documented rule (docs/capacity.md, README): A100 alone means A100-40GB; H100 is itself a product (SXM)."""
+    assert catalog.gpu_families()["A100"] == ["A100-40GB", "A100-80GB"]
+    assert catalog.gpu_families()["H100"] == ["H100", "H100-NVL"]
+    assert catalog.resolve_gpu("A100") == "A100-40GB"
+    assert catalog.resolve_gpu("A100-80GB") == "A100-80GB"
+    assert catalog.resolve_gpu("H100") == "H100"
+    assert catalog.resolve_gpu("H100-NVL") == "H100-NVL"
+    assert catalog.resolve_gpu("A100-40") is None
+    assert "A100" in catalog.gpu_names() and "A100" not in catalog.gpu_models()
 
 
 # --------------------------------------------------------------------------- quotas
@@ -343,8 +413,8 @@ def test_gcp_hypercomputer_zones() -> None:
 @pytest.mark.parametrize(
     ("name", "gpu", "gpus", "cards", "efa"),
     [
-        ("p4d.24xlarge", "A100", 8, 4, 4),
-        ("p4de.24xlarge", "A100", 8, 4, 4),
+        ("p4d.24xlarge", "A100-40GB", 8, 4, 4),
+        ("p4de.24xlarge", "A100-80GB", 8, 4, 4),
         ("p5.48xlarge", "H100", 8, 32, 32),
         ("p5e.48xlarge", "H200", 8, 32, 32),
         ("p5en.48xlarge", "H200", 8, 16, 16),
@@ -415,8 +485,8 @@ def test_g2_sizes() -> None:
 @pytest.mark.parametrize(
     ("name", "gpu", "gpus", "ib", "family"),
     [
-        ("Standard_ND96asr_v4", "A100", 8, 8, "Standard NDASv4_A100 Family"),
-        ("Standard_ND96amsr_A100_v4", "A100", 8, 8, "standard NDAMSv4_A100Family"),
+        ("Standard_ND96asr_v4", "A100-40GB", 8, 8, "Standard NDASv4_A100 Family"),
+        ("Standard_ND96amsr_A100_v4", "A100-80GB", 8, 8, "standard NDAMSv4_A100Family"),
         ("Standard_ND96isr_H100_v5", "H100", 8, 8, "standardNDSH100v5Family"),
         ("Standard_ND96isr_H200_v5", "H200", 8, 8, "standardNDISRH200V5Family"),
         ("Standard_ND128isr_NDR_GB200_v6", "GB200", 4, 4, "standardNDISRGB200V6NDRFamily"),
@@ -431,7 +501,7 @@ def test_azure_nd_facts(name: str, gpu: str, gpus: int, ib: int, family: str) ->
 def test_azure_nc_h100_is_not_a_fabric_type() -> None:
     for name, gpus in [("Standard_NC40ads_H100_v5", 1), ("Standard_NC80adis_H100_v5", 2)]:
         m = row(Cloud.AZURE, name)
-        assert (m.gpu, m.gpus, m.gpu_memory_gib, m.fabric) == ("H100", gpus, 94, Fabric.NONE)
+        assert (m.gpu, m.gpus, m.gpu_memory_gib, m.fabric) == ("H100-NVL", gpus, 94, Fabric.NONE)
         assert m.quota.on_demand == "StandardNCadsH100v5Family"
 
 

@@ -25,7 +25,7 @@ def test_examples_resolve() -> None:
     fleet = resolve(example_fleet("aws-train"))
     pools = {p.name: p for p in fleet.clusters[0].pools}
     assert pools["h100"].machine.name == "p5.48xlarge" and pools["h100"].compact
-    assert pools["a100-eval"].machine.gpu == "A100"
+    assert pools["a100-eval"].machine.gpu == "A100-40GB"  # p4d: 8 x A100 40 GB, https://aws.amazon.com/ec2/instance-types/p4/
     assert resolve(example_fleet("dev")).clusters[0].pools[0].machine.name == "g6.xlarge"
 
 
@@ -34,7 +34,7 @@ def test_unknown_gpu_suggests_the_closest() -> None:
     pool(fleet)["accelerator"] = "H10"
     [message] = problems(fleet)
     assert message.startswith("clusters[0].node_pools[0].accelerator: 'H10' is not a known GPU.")
-    assert "Did you mean 'H100'?" in message and "Known: A100, A10G" in message
+    assert "Did you mean 'H100'?" in message and "Known: A100, A100-40GB, A100-80GB, A10G" in message
 
 
 def test_machine_type_typo_suggests_the_closest() -> None:

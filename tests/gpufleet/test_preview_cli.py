@@ -20,8 +20,8 @@ def test_json_document_follows_the_documented_schema() -> None:
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     assert doc["schema"] == "gpufleet.preview/v1" and doc["project"] == "gpufleet" and doc["stack"] == "aws-train"
-    assert doc["summary"] == {"resources": len(doc["resources"]), "gpus": {"A100": 32, "H100": 128}}
-    assert doc["errors"] == []
+    assert doc["summary"] == {"resources": len(doc["resources"]), "gpus": {"A100-40GB": 32, "H100": 128}}
+    assert doc["errors"] == [] and doc["notes"] == []
     keys = {f"{r['type']}::{r['name']}" for r in doc["resources"]}
     for r in doc["resources"]:
         assert set(r) == {"type", "name", "parent", "custom", "inputs", "dependencies"}

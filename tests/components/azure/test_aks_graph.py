@@ -106,7 +106,7 @@ def test_spot_pool_priority_eviction_price_and_taint(example: Graph) -> None:
 
 
 def test_spot_without_a_cap_pays_up_to_on_demand(capture: Capture) -> None:
-    graph = capture(_fleet_with_pool({"name": "spot", "accelerator": "H100", "gpus": 1,
+    graph = capture(_fleet_with_pool({"name": "spot", "accelerator": "H100-NVL", "gpus": 1,
                                       "nodes": {"min": 0, "max": 2}, "capacity": {"type": "spot"}}))
     assert one(graph, "AgentPool", "train-spot-pool").inputs["spotMaxPrice"] == -1
 
