@@ -247,7 +247,9 @@ def test_a_pending_id_validates_on_every_cloud(stack: str) -> None:
 
 
 def test_every_edited_stack_previews_and_keeps_its_comments(tmp_path: Path, stacks: Path) -> None:
-    from gpufleet.capture import run_program
+    # the preview runs in its own process (as a user runs it): a fresh Pulumi runtime, bounded in time
+    import subprocess
+    import sys
 
     before = {f.name: f.read_text() for f in stacks.glob("Pulumi.*.yaml")}
     assert apply(round_trip_plan(tmp_path), stacks, JAN, "--write").exit_code == 0
@@ -255,11 +257,13 @@ def test_every_edited_stack_previews_and_keeps_its_comments(tmp_path: Path, stac
     assert {f.name for f in changed} == {"Pulumi.aws-train.yaml", "Pulumi.gcp-train.yaml", "Pulumi.aws-us-east-2.yaml"}
     for f in changed:
         name = f.name[len("Pulumi."):-len(".yaml")]
-        graph = run_program(name, {CONFIG_KEY: fleet(stacks, name)})
-        pools = {r.name for r in graph.resources if r.type in ("aws:eks/nodeGroup:NodeGroup",
-                                                               "gcp:container/nodePool:NodePool")}
-        assert all(f"{c['name']}-{p['name']}-ng" in pools or f"{c['name']}-{p['name']}" in pools
-                   for c in fleet(stacks, name)["clusters"] for p in c["node_pools"]), pools
+        done = subprocess.run([sys.executable, "-m", "gpufleet.cli", "preview", "--stacks-dir", str(stacks),
+                               "--stack", name, "--format", "json", "--no-policies"],
+                              capture_output=True, text=True, timeout=300, cwd=Path(__file__).parents[2])
+        assert done.returncode == 0, done.stderr
+        names = {r["name"] for r in json.loads(done.stdout)["resources"]}
+        assert all(f"{c['name']}-{p['name']}-ng" in names or f"{c['name']}-{p['name']}" in names
+                   for c in fleet(stacks, name)["clusters"] for p in c["node_pools"]), names
         old_comments = [x.strip() for x in before.get(f.name, "").splitlines() if x.lstrip().startswith("#")]
         new_comments = [x.strip() for x in f.read_text().splitlines() if x.lstrip().startswith("#")]
         assert all(c in new_comments for c in old_comments if "DRAFT" not in c), f.name
