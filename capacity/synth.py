@@ -137,7 +137,7 @@ def _quotas(rnd: random.Random, demand: list[DemandRow], sites: dict[str, list[t
 
 # --- the quota-bound family --------------------------------------------------------------------------------
 
-HARD_GPUS = ("H100", "H200", "A100", "B200")
+HARD_GPUS = ("H100", "H200", "A100-40GB", "B200")
 HARD_GANGS = (8, 16, 32, 64, 128, 256, 512)
 
 

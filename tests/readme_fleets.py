@@ -57,7 +57,7 @@ _FLEETS: dict[str, dict[str, Any]] = {
                  "zone": "1", "capacity": {"type": "reservation", "id": (
                      "/subscriptions/3f2a6b1c-9d4e-4f5a-8b7c-1d2e3f4a5b6c/resourceGroups/capacity/providers/"
                      "Microsoft.Compute/capacityReservationGroups/nd-h200")}, "taints": NOEXECUTE},
-                {"name": "evalspot", "accelerator": "H100", "gpus": 1, "nodes": {"min": 0, "max": 4}, "zone": "2",
+                {"name": "evalspot", "accelerator": "H100-NVL", "gpus": 1, "nodes": {"min": 0, "max": 4}, "zone": "2",
                  "capacity": {"type": "spot", "max_usd_per_hour": 4.5}},
             ],
             "storage": {"buckets": [{"name": "checkpoints"}],
