@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.comments import CommentedMap
 
 from components.errors import SpecError, SpecProblem
 from components.fleet import Fleet
@@ -96,7 +96,3 @@ def flow_map(values: dict[str, Any]) -> CommentedMap:
     out = CommentedMap(values)
     out.fa.set_flow_style()
     return out
-
-
-def seq(items: list[Any]) -> CommentedSeq:
-    return CommentedSeq(items)
