@@ -40,8 +40,9 @@ class Quantile(StrEnum):
 
 
 SkipUnoffered = Annotated[bool, typer.Option(help="drop offers in a region the catalogue does not offer that machine "
-                                                 "type in (components/data/offerings.csv), with a warning, "
-                                                 "instead of refusing the file")]
+                                                 "type in, and quotas in a region the cloud does not have "
+                                                 "(components/data/offerings.csv), with a warning, instead of "
+                                                 "refusing the file")]
 
 
 StaleAfter = Annotated[int, typer.Option(min=1, help="warn when the oldest price is older than this many days")]
@@ -50,6 +51,16 @@ StaleAfter = Annotated[int, typer.Option(min=1, help="warn when the oldest price
 def _offers(path: Path | None, skip_unoffered: bool) -> list:
     warnings: list[str] | None = [] if skip_unoffered else None
     rows = inputs.load_offers(path, warnings)
+    for warning in warnings or []:
+        errors.print(f"warning: {warning}", style="yellow", highlight=False, markup=False)
+    return rows
+
+
+def _quotas(path: Path | None, skip_unoffered: bool) -> list[QuotaRow] | None:
+    if path is None:
+        return None
+    warnings: list[str] | None = [] if skip_unoffered else None
+    rows = inputs.load_quotas(path, warnings)
     for warning in warnings or []:
         errors.print(f"warning: {warning}", style="yellow", highlight=False, markup=False)
     return rows
@@ -182,7 +193,7 @@ def plan(
     try:
         rows = inputs.load_demand(demand)
         offer_rows = _offers(offers, skip_unoffered)
-        quota_rows = inputs.load_quotas(quotas) if quotas else None
+        quota_rows = _quotas(quotas, skip_unoffered)
     except InputError as err:
         raise _fail(err) from None
     with report.solving(errors) as progress:
@@ -212,6 +223,9 @@ def report_command(
     time_limit: Annotated[float, typer.Option(min=1.0, help="seconds for each solve")] = DEFAULT_TIME_LIMIT_S,
     skip_unoffered: SkipUnoffered = False,
     stale_after_days: StaleAfter = STALE_AFTER_DAYS,
+    allow_unmatched_budget: Annotated[bool, typer.Option(help="keep budget.csv rows whose cost_center matches no "
+                                                              "team of the demand, with a warning, instead of "
+                                                              "refusing the file")] = False,
 ) -> None:
     """The report finance reviews: forecast (with --history), plan, budget variance -> HTML, XLSX, Markdown."""
     from capacity import forecast as fc
@@ -227,10 +241,14 @@ def report_command(
         history_rows = inputs.load_history(history) if history else None
         rows = inputs.load_demand(demand) if demand else None
         offer_rows = _offers(offers, skip_unoffered)
-        quota_rows = inputs.load_quotas(quotas) if quotas else None
-        budget_rows = budgets.load_budget(budget) if budget else None
+        quota_rows = _quotas(quotas, skip_unoffered)
+        teams = {r.team for r in rows or history_rows or []}
+        kept: list[str] | None = [] if allow_unmatched_budget else None
+        budget_rows = budgets.load_budget(budget, teams, kept) if budget else None
     except InputError as err:
         raise _fail(err) from None
+    for warning in kept or []:
+        errors.print(f"warning: {warning}", style="yellow", highlight=False, markup=False)
     result = None
     if history_rows:
         result = fc.forecast(history_rows, horizon, quantile.value)
@@ -242,7 +260,8 @@ def report_command(
     with report.solving(errors) as progress:
         run = planner.plan(rows, offer_rows, quota_rows, penalty, gap, time_limit, progress)
     data = report.write(run, out, stale_after_days)
-    finance.write(run, data, out, budget_rows, history_rows, result, quantile.value)
+    made = finance.write(run, data, out, budget_rows, history_rows, result, quantile.value)
+    finance.render(made, console)
     console.print(f"Total spend ${data['total_usd']:,.2f}, unmet GPU-hours {data['unmet_gpu_hours']:,.0f}, "
                   f"{data['quota_requests']} quota request(s). Wrote {', '.join(finance.FILES)} and "
                   f"{', '.join(report.FILES)} to {out}")

@@ -169,10 +169,48 @@ def load_offers(path: Path | None = None, warn: list[str] | None = None) -> list
     return rows
 
 
-def load_quotas(path: Path) -> list[QuotaRow]:
+def cloud_regions(cloud: Cloud) -> list[str]:
+    """The regions the catalogue knows for a cloud: every region where components/data/offerings.csv offers one
+    of its GPU machine types."""
+    return sorted({r for (c, _), regions in catalog.offerings().items() if c is cloud for r in regions})
+
+
+def _quota_region(label: str, warn: list[str] | None,
+                  dropped: set[tuple[str, str, str, str]]) -> Callable[[QuotaRow, int], Iterable[RowProblem]]:
+    """A quota in a region the cloud does not have (``us-east1`` on AWS) is a typo or a row of another cloud:
+    planned as written it would be a site nothing can use, and the quota meant for the real region would be 0."""
+
+    def check(item: QuotaRow, line: int) -> Iterable[RowProblem]:
+        known = cloud_regions(item.cloud)
+        if item.region in known:
+            return []
+        guess = did_you_mean(item.region, known)
+        other = [c.title for c in Cloud if c is not item.cloud and item.region in cloud_regions(c)]
+        hint = (f" Did you mean {guess!r}?" if guess else "") + (f" {item.region!r} is a {other[0]} region."
+                                                                 if other else "")
+        problem = RowProblem(label, line, "region", item.region,
+                             f"is not one of {item.cloud.title}'s regions with GPU offerings "
+                             f"(components/data/offerings.csv).{hint}",
+                             f"Write one of {', '.join(known)}, or pass --skip-unoffered to drop such rows with "
+                             "a warning.")
+        if warn is not None:
+            warn.append(problem.render().replace(", or pass --skip-unoffered to drop such rows with a warning", "")
+                        + " Dropped.")
+            dropped.add(item.key)
+            return []
+        return [problem]
+
+    return check
+
+
+def load_quotas(path: Path, warn: list[str] | None = None) -> list[QuotaRow]:
+    """quotas.csv. A region the cloud does not have is refused; with ``warn`` (a list) such rows are dropped
+    and described there instead."""
     label = str(path)
-    return load_rows(path, QuotaRow, label,
-                     _all(_known_gpu(label), duplicates(label, "cloud, region, gpu, market")))
+    dropped: set[tuple[str, str, str, str]] = set()
+    rows = load_rows(path, QuotaRow, label, _all(_known_gpu(label), _quota_region(label, warn, dropped),
+                                                 duplicates(label, "cloud, region, gpu, market")))
+    return [r for r in rows if r.key not in dropped]
 
 
 def clouds_of(offers: Iterable[OfferRow]) -> list[Cloud]:

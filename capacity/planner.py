@@ -40,10 +40,23 @@ class Run:
     @property
     def unmet_after_requests(self) -> float | None:
         """GPU-hours still unserved if every quota request were granted (no offer, or the solve's limits)."""
+        return None if self.relaxed is None else self.granted.unmet_gpu_hours
+
+    @property
+    def granted(self) -> Plan:
+        """The plan if every quota request is granted: the relaxed solve's plan for the GPU models it re-planned
+        (those short in the plan), the plan's own lines for the others. GPU models share no offer, quota or
+        demand row, so the two parts add up to one plan."""
         if self.relaxed is None:
-            return None
+            return self.plan
         short = {s.gpu for s in self.plan.shortfall}
-        return sum(s.unmet_gpu_hours for s in self.relaxed.plan.shortfall if s.gpu in short)
+        mine, theirs = self.plan, self.relaxed.plan
+
+        def pick(own: list, relaxed: list) -> list:
+            return [x for x in own if x.gpu not in short] + [x for x in relaxed if x.gpu in short]
+
+        return Plan(pick(mine.lines, theirs.lines), pick(mine.commitments, theirs.commitments),
+                    pick(mine.shortfall, theirs.shortfall), mine.penalty)
 
 
 def plan(demand: Sequence[DemandRow], offers: Sequence[OfferRow], quotas: Sequence[QuotaRow] | None,

@@ -70,6 +70,10 @@ def summary(run: Run, stale_after_days: int = staleness.STALE_AFTER_DAYS) -> dic
         "quota_requests": len(run.requests),
         "unmet_after_requests_gpu_hours": (None if run.unmet_after_requests is None
                                            else round(run.unmet_after_requests, 3)),
+        "unmet_value_usd": _usd(s.plan.unmet_gpu_hours * run.problem.penalty),
+        "granted_total_usd": None if relaxed is None else _usd(run.granted.total_usd),
+        "granted_unmet_value_usd": None if relaxed is None else _usd(run.granted.unmet_gpu_hours
+                                                                     * run.problem.penalty),
         "relaxed_status": None if relaxed is None else relaxed.status,
         "relaxed_gap": None if relaxed is None else round(relaxed.gap, 6),
         "quota_requests_proven": run.requests_proven,
@@ -128,6 +132,12 @@ def render(run: Run, console: Console, out: Path | None = None,
     head.add_row("total spend", f"${p.total_usd:,.0f}")
     head.add_row("  usage / commitments", f"${p.usage_usd:,.0f} / ${p.commitment_usd:,.0f}")
     head.add_row("unmet GPU-hours", f"{p.unmet_gpu_hours:,.0f}" + (" [red](shortfall)[/]" if p.shortfall else ""))
+    if p.shortfall:
+        head.add_row("  value at the penalty rate", f"${p.unmet_gpu_hours * run.problem.penalty:,.0f} "
+                     f"(${run.problem.penalty:,.0f}/GPU-hour; not spend)")
+    if run.relaxed is not None:
+        g = run.granted
+        head.add_row("spend if quota requests granted", f"${g.total_usd:,.0f} ({g.unmet_gpu_hours:,.0f} GPU-h unmet)")
     head.add_row("objective (spend + penalty)", f"${p.objective_usd:,.0f}")
     proof = "proven within the gap" if s.status == "optimal" else "[yellow]stopped before proving the gap[/]"
     head.add_row("status", f"{s.status}, gap {s.gap:.4%} in {s.solve_seconds:.1f} s ({proof})")

@@ -7,13 +7,14 @@ without planned spend, still shows (with 0 on the missing side).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from pydantic import Field
 
 from capacity.csvio import InputError, RowProblem, duplicates, load_rows
 from capacity.schema import Month, Name, Row, Usd
+from components.errors import did_you_mean
 
 
 class BudgetRow(Row):
@@ -38,9 +39,42 @@ class VarianceRow(Row):
     variance_usd: float
 
 
-def load_budget(path: Path) -> list[BudgetRow]:
+def _cost_center(label: str, teams: Collection[str], warn: list[str] | None,
+                 ) -> Callable[[BudgetRow, int], Iterable[RowProblem]]:
+    """A cost center that matches no team of the demand is a typo or a team the demand does not have: its
+    budget would show as unspent and its team's spend as unbudgeted, distorting both rows of the team table."""
+
+    def check(item: BudgetRow, line: int) -> Iterable[RowProblem]:
+        if item.cost_center in teams:
+            return []
+        guess = did_you_mean(item.cost_center, teams)
+        problem = RowProblem(label, line, "cost_center", item.cost_center,
+                             "matches no team of the demand." + (f" Did you mean {guess!r}?" if guess else ""),
+                             f"Write one of {', '.join(sorted(teams))} (cost centers are matched to teams by "
+                             "name), or pass --allow-unmatched-budget to keep the row with a warning.")
+        if warn is None:
+            return [problem]
+        warn.append(problem.render().replace(", or pass --allow-unmatched-budget to keep the row with a warning",
+                                             "") + " Kept: its budget shows with no planned spend.")
+        return []
+
+    return check
+
+
+def load_budget(path: Path, teams: Collection[str] | None = None, warn: list[str] | None = None) -> list[BudgetRow]:
+    """budget.csv. With ``teams`` (the demand's), a cost center matching none is refused, or with ``warn`` (a
+    list) kept and described there."""
     label = str(path)
-    rows = load_rows(path, BudgetRow, label, duplicates(label, "month, cost_center"))
+    same = duplicates(label, "month, cost_center")
+    if teams is None:
+        check = same
+    else:
+        named = _cost_center(label, teams, warn)
+
+        def check(item: BudgetRow, line: int) -> Iterable[RowProblem]:
+            return [*same(item, line), *named(item, line)]
+
+    rows = load_rows(path, BudgetRow, label, check)
     if not rows:
         raise InputError([RowProblem(label, None, None, None, "has no budget rows.",
                                      "Add rows: month,cost_center,usd.")])

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import jinja2
 
-from capacity import staleness
 from capacity.finance.charts import Chart
 from capacity.finance.model import Report
 
@@ -20,9 +19,9 @@ TEMPLATE = """<!DOCTYPE html>
 body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em auto;max-width:1280px;color:#222}
 h1{margin-bottom:0}h2{border-bottom:2px solid #4285f4;padding-bottom:.2em;margin-top:2em}
 table{border-collapse:collapse;margin:1em 0;font-size:13px}th,td{border:1px solid #ddd;padding:4px 8px}
-th{background:#f3f5f8;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}
-.cards{display:flex;gap:1em;flex-wrap:wrap}.card{border:1px solid #ddd;border-radius:6px;padding:.8em 1.2em;min-width:200px}
-.card .v{font-size:1.6em;font-weight:600}.over{color:#c62828}.under{color:#2e7d32}.note{color:#555;font-size:13px}
+th{background:#f3f5f8;text-align:left}td{white-space:nowrap}td.w{white-space:normal}td.n{text-align:right;font-variant-numeric:tabular-nums}
+.cards{display:flex;gap:1em;flex-wrap:wrap}.card{border:1px solid #ddd;border-radius:6px;padding:.8em 1.2em;min-width:200px;flex:1 1 0}
+.card .v{font-size:1.6em;font-weight:600}.over{color:#c62828}.under{color:#2e7d32}.unknown{color:#b26a00}.note{color:#555;font-size:13px}
 img{max-width:100%;display:block;margin:1em 0}
 </style></head><body>
 <h1>GPU capacity report</h1>
@@ -33,17 +32,21 @@ Prices as of {{ s.prices.as_of or "an unstated date" }}{% if s.prices.age_days i
 
 <h2 id="headline">Headline</h2>
 <div class="cards">
-<div class="card"><div>Total spend for the horizon</div><div class="v">{{ s.total_usd|usd }}</div>
-<div class="note">usage {{ s.usage_usd|usd }} + commitments {{ s.commitment_usd|usd }}</div></div>
-{% if r.budget_usd is not none %}<div class="card"><div>Versus budget ({{ r.budget_usd|usd }})</div>
-<div class="v {{ 'over' if plan_in_budget > r.budget_usd else 'under' }}">{{ (plan_in_budget - r.budget_usd)|usd(sign=True) }}</div>
-<div class="note">plan spend in budgeted months {{ plan_in_budget|usd }}</div></div>{% endif %}
+<div class="card"><div>Plan spend for the horizon</div><div class="v">{{ s.total_usd|usd }}</div>
+<div class="note">usage {{ s.usage_usd|usd }} + commitments {{ s.commitment_usd|usd }}{% if h.unmet_gpu_hours > 0 %};<br>serves all but {{ h.unmet_gpu_hours|num }} GPU-hours{% endif %}</div></div>
+<div class="card" id="granted"><div>If the quota requests are granted</div>{% if h.granted_total_usd is not none %}<div class="v">{{ h.granted_total_usd|usd }}</div>
+<div class="note">{{ h.requests }} request(s) filed and granted; unmet GPU-hours fall to {{ h.granted_unmet_gpu_hours|num }}</div>{% else %}<div class="v">{{ s.total_usd|usd }}</div>
+<div class="note">no quota request would serve more demand</div>{% endif %}</div>
+<div class="card" id="unmet"><div>Unmet demand at the penalty rate</div><div class="v {{ 'over' if h.unmet_gpu_hours > 0 else '' }}">{{ h.unmet_value_usd|usd }}</div>
+<div class="note">{{ h.unmet_gpu_hours|num }} GPU-hours x {{ h.penalty_usd_per_gpu_hour|usd }}/GPU-hour (a value, not spend){% if h.granted_unmet_value_usd is not none %};<br>{{ h.granted_unmet_value_usd|usd }} if the requests are granted{% endif %}</div></div>
+{% if h.position is not none %}<div class="card" id="budget-position"><div>Budget position (plan that serves all demand)</div>
+<div class="v {{ {'over': 'over', 'within': 'under', 'unknown': 'unknown'}[h.position.value] }}">{{ {'over': 'Over budget', 'within': 'Within budget', 'unknown': 'Not known'}[h.position.value] }}{% if h.variance_usd is not none %} {{ h.variance_usd|usd(sign=True) }}{% endif %}</div>
+<div class="note">{{ h.position_text() }}</div></div>{% endif %}
 <div class="card"><div>Versus the greedy plan ({{ s.greedy_total_usd|usd }})</div>
-<div class="v under">{{ (s.total_usd - s.greedy_total_usd)|usd(sign=True) }}</div>
+<div class="v">{{ (s.total_usd - s.greedy_total_usd)|usd(sign=True) }}</div>
 <div class="note">saving incl. unmet-demand penalty {{ s.saving_vs_greedy_usd|usd }}</div></div>
-<div class="card"><div>Unmet GPU-hours</div><div class="v {{ 'over' if s.unmet_gpu_hours > 0 else '' }}">{{ s.unmet_gpu_hours|num }}</div>
-<div class="note">{% if s.unmet_after_requests_gpu_hours is not none %}{{ s.unmet_after_requests_gpu_hours|num }} if every quota request is granted{% else %}greedy plan: {{ s.greedy_unmet_gpu_hours|num }}{% endif %}</div></div>
 </div>
+{% if overdue %}<p class="over" id="overdue"><b>Overdue:</b> {{ overdue }} quota request(s) are past their file-by day: filed today they cannot be granted in time for the month they are needed (see Quota headroom and requests).</p>{% endif %}
 
 <h2 id="monthly-spend">Monthly spend</h2>
 {% for c in charts if c.key in ('by_cloud', 'by_option', 'budget') %}<img alt="{{ c.title }}" src="{{ c.data_uri }}">
@@ -64,12 +67,12 @@ Prices as of {{ s.prices.as_of or "an unstated date" }}{% if s.prices.age_days i
 {% else %}<p class="note">No quotas file was given: the plan assumes unlimited quotas.</p>{% endfor %}
 {% if r.requests %}<p>Quota increases to file (in the cloud's own units), and by when:</p>
 <table><tr><th>cloud</th><th>region</th><th>GPU</th><th>market</th><th>now (GPUs)</th><th>ask (GPUs)</th><th>native request</th><th>needed from</th><th>file by</th><th>GPU-hours it enables</th></tr>
-{% for q in r.requests %}<tr><td>{{ q.cloud.value }}</td><td>{{ q.region }}</td><td>{{ q.gpu }}</td><td>{{ q.market.value }}</td><td class="n">{{ q.current_max_gpus|num }}</td><td class="n">{{ q.requested_max_gpus|num }}</td><td>+{{ q.native_increase|num }} {{ q.native_unit }} {{ q.native_quota }}</td><td>{{ q.month_needed }}</td><td{% if q.request_by < today %} class="over"{% endif %}>{{ q.request_by }}{% if q.request_by < today %} (overdue){% endif %}</td><td class="n">{{ q.gpu_hours_enabled|num }}</td></tr>
+{% for q in r.requests %}<tr><td>{{ q.cloud.value }}</td><td>{{ q.region }}</td><td>{{ q.gpu }}</td><td>{{ q.market.value }}</td><td class="n">{{ q.current_max_gpus|num }}</td><td class="n">{{ q.requested_max_gpus|num }}</td><td>+{{ q.native_increase|num }} {{ q.native_unit }} {{ q.native_quota }}</td><td>{{ q.month_needed }}</td><td{% if r.overdue(q) %} class="over"{% endif %}>{{ q.request_by }}{% if r.overdue(q) %} (overdue){% endif %}</td><td class="n">{{ q.gpu_hours_enabled|num }}</td></tr>
 {% endfor %}</table>{% if s.quota_requests_proven == false %}<p class="note">Not proven: the relaxed-quota solve behind these requests stopped at its time limit ({{ s.relaxed_status }}, gap {{ "%.3f"|format(s.relaxed_gap * 100) }} %), so a smaller set of increases may serve the same demand.</p>{% endif %}{% else %}<p>No quota requests are needed.</p>{% endif %}
 
 {% if r.shortfall %}<h2 id="shortfall">Unserved demand and why</h2>
 <table><tr><th>month</th><th>team</th><th>GPU</th><th>gang GPUs</th><th>unmet GPU-hours</th><th>why</th></tr>
-{% for x in r.shortfall[:50] %}<tr><td>{{ x.month }}</td><td>{{ x.team }}</td><td>{{ x.gpu }}</td><td class="n">{{ x.gang_gpus }}</td><td class="n">{{ x.unmet_gpu_hours|num }}</td><td>{{ x.reason }}</td></tr>
+{% for x in r.shortfall[:50] %}<tr><td>{{ x.month }}</td><td>{{ x.team }}</td><td>{{ x.gpu }}</td><td class="n">{{ x.gang_gpus }}</td><td class="n">{{ x.unmet_gpu_hours|num }}</td><td class="w">{{ x.reason }}</td></tr>
 {% endfor %}</table>{% if r.shortfall|length > 50 %}<p class="note">The {{ r.shortfall|length - 50 }} smaller rows are in shortfall.csv and report.xlsx.</p>{% endif %}{% endif %}
 
 <h2 id="commitments">Commitments</h2>
@@ -80,13 +83,13 @@ Prices as of {{ s.prices.as_of or "an unstated date" }}{% if s.prices.age_days i
 {% else %}<p>The plan buys no commitments.</p>{% endif %}
 
 <h2 id="teams">Spend by team</h2>
-<table><tr><th>team / cost center</th><th>GPU-hours served</th><th>unmet GPU-hours</th><th>usage</th><th>commitments</th><th>total</th>{% if r.variance is not none %}<th>budget</th><th>variance</th>{% endif %}</tr>
-{% for t in r.teams %}<tr><td>{{ t.team }}</td><td class="n">{{ t.gpu_hours|num }}</td><td class="n">{{ t.unmet_gpu_hours|num }}</td><td class="n">{{ t.usage_usd|usd }}</td><td class="n">{{ t.commitment_usd|usd }}</td><td class="n">{{ t.total_usd|usd }}</td>{% if r.variance is not none %}<td class="n">{{ t.budget_usd|usd }}</td><td class="n {{ 'over' if t.variance_usd > 0 else 'under' }}">{{ t.variance_usd|usd(sign=True) }}</td>{% endif %}</tr>
-{% endfor %}<tr><th>total</th><th class="n">{{ r.teams|sum(attribute='gpu_hours')|num }}</th><th class="n">{{ r.teams|sum(attribute='unmet_gpu_hours')|num }}</th><th class="n">{{ s.usage_usd|usd }}</th><th class="n">{{ s.commitment_usd|usd }}</th><th class="n">{{ s.total_usd|usd }}</th>{% if r.variance is not none %}<th class="n">{{ r.budget_usd|usd }}</th><th class="n">{{ (s.total_usd - r.budget_usd)|usd(sign=True) }}</th>{% endif %}</tr></table>
-{% if r.variance is not none %}<p class="note">Team totals include commitment charges after the horizon; the budget is compared month by month in report.xlsx (sheet By team).</p>{% endif %}
+<table><tr><th>team / cost center</th><th>GPU-hours served</th><th>unmet GPU-hours</th><th>usage</th><th>commitments</th><th>total</th>{% if r.variance is not none %}<th>budget</th><th>planned in budgeted months</th><th>variance</th>{% endif %}</tr>
+{% for t in r.teams %}<tr><td>{{ t.team }}</td><td class="n">{{ t.gpu_hours|num }}</td><td class="n{{ ' over' if t.unmet_gpu_hours > 0 else '' }}">{{ t.unmet_gpu_hours|num }}</td><td class="n">{{ t.usage_usd|usd }}</td><td class="n">{{ t.commitment_usd|usd }}</td><td class="n">{{ t.total_usd|usd }}</td>{% if r.variance is not none %}<td class="n">{{ t.budget_usd|usd }}</td><td class="n">{{ t.planned_in_budget_usd|usd }}</td><td class="n {{ 'over' if t.variance_usd > 0 else 'unknown' if t.unmet_gpu_hours > 0 else 'under' }}">{{ t.variance_usd|usd(sign=True) }}{% if t.variance_usd <= 0 and t.unmet_gpu_hours > 0 %} (demand unmet){% endif %}</td>{% endif %}</tr>
+{% endfor %}<tr><th>total</th><th class="n">{{ r.teams|sum(attribute='gpu_hours')|num }}</th><th class="n">{{ r.teams|sum(attribute='unmet_gpu_hours')|num }}</th><th class="n">{{ s.usage_usd|usd }}</th><th class="n">{{ s.commitment_usd|usd }}</th><th class="n">{{ s.total_usd|usd }}</th>{% if r.variance is not none %}<th class="n">{{ r.budget_usd|usd }}</th><th class="n">{{ r.teams|sum(attribute='planned_in_budget_usd')|usd }}</th><th class="n">{{ (r.teams|sum(attribute='planned_in_budget_usd') - r.budget_usd)|usd(sign=True) }}</th>{% endif %}</tr></table>
+{% if r.variance is not none %}<p class="note">Budget, planned cost and variance cover the budgeted months only (variance = planned - budget, positive = over budget); "total" also holds commitment charges after the horizon. A team whose demand is partly unmet is never shown as under budget in green: its plan does not buy the GPUs it is short of. Every month and cost center is in report.xlsx (sheet By team).</p>{% endif %}
 
 <h2 id="assumptions">Assumptions</h2>
-<table>{% for k, v in r.assumptions %}<tr><th>{{ k }}</th><td>{{ v }}</td></tr>{% endfor %}</table>
+<table>{% for k, v in r.assumptions %}<tr><th>{{ k }}</th><td class="w">{{ v }}</td></tr>{% endfor %}</table>
 <table><tr><th>cloud</th><th>price snapshot dates</th><th>offers used</th></tr>
 {% for cloud, dates, n in price_dates %}<tr><td>{{ cloud }}</td><td>{{ dates }}</td><td class="n">{{ n }}</td></tr>{% endfor %}</table>
 
@@ -125,12 +128,10 @@ def render(report: Report, charts: list[Chart], quantile: str) -> str:
     for o in report.prices:
         seen, n = dates.get(o.cloud.value, (set(), 0))
         dates[o.cloud.value] = (seen | {o.as_of or "undated"}, n + 1)
-    budget_months = {v.month for v in report.variance or []}
-    plan_in_budget = sum(usd for (m, _), usd in report.team_month.items() if m in budget_months)
     return env.from_string(TEMPLATE).render(
         r=report, s=report.summary, charts=charts, quantile=quantile, clouds=CLOUDS, options=OPTIONS,
-        today=staleness.today().isoformat(),
-        col=lambda by, k: sum(v.get(k, 0.0) for v in by.values()), plan_in_budget=plan_in_budget,
+        h=report.headline, overdue=sum(report.overdue(q) for q in report.requests),
+        col=lambda by, k: sum(v.get(k, 0.0) for v in by.values()),
         price_dates=[(c, ", ".join(sorted(d)), n) for c, (d, n) in sorted(dates.items())])
 
 

@@ -8,12 +8,16 @@ charge is shared among the teams that used it, by their committed GPU-hours (unu
 
 from __future__ import annotations
 
+import datetime as dt
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from capacity import staleness
+from capacity.finance import headline
 from capacity.finance.budget import BudgetRow, VarianceRow, variance
+from capacity.finance.headline import Headline
 from capacity.forecast import Forecast
 from capacity.planner import Run
 from capacity.schema import (
@@ -41,14 +45,19 @@ class TeamRow:
     usage_usd: float
     commitment_usd: float
     budget_usd: float | None = None
+    planned_in_budget_usd: float | None = None  # the team's planned cost in the budgeted months
 
     @property
     def total_usd(self) -> float:
+        """Everything the plan charges the team, commitment charges after the horizon included."""
         return self.usage_usd + self.commitment_usd
 
     @property
     def variance_usd(self) -> float | None:
-        return None if self.budget_usd is None else self.total_usd - self.budget_usd
+        """Planned cost minus budget over the same (budgeted) months: positive means over budget."""
+        if self.budget_usd is None or self.planned_in_budget_usd is None:
+            return None
+        return self.planned_in_budget_usd - self.budget_usd
 
 
 @dataclass
@@ -117,8 +126,13 @@ class Report:
     fans: list[Fan]
     variance: list[VarianceRow] | None
     prices: list[OfferRow]
+    headline: Headline
     assumptions: list[tuple[str, str]] = field(default_factory=list)
     shortfall: list[ShortfallLine] = field(default_factory=list)  # largest first, each with its reason
+    on: dt.date = field(default_factory=staleness.today)  # the day quota requests are judged overdue against
+
+    def overdue(self, request: QuotaRequest) -> bool:
+        return staleness.overdue(request.request_by, self.on)
 
     @property
     def total_usd(self) -> float:
@@ -143,7 +157,7 @@ def _split(total: float, weights: dict[str, float]) -> dict[str, float]:
 
 def build(run: Run, summary: dict[str, Any], budget: Sequence[BudgetRow] | None = None,
           history: Sequence[HistoryRow] | None = None, forecast: Forecast | None = None,
-          quantile: str | None = None) -> Report:
+          quantile: str | None = None, on: dt.date | None = None) -> Report:
     months = list(run.problem.months)
     index = {m: i for i, m in enumerate(months)}
     by_cloud: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
@@ -219,9 +233,15 @@ def build(run: Run, summary: dict[str, Any], budget: Sequence[BudgetRow] | None 
         variance_rows = variance(budget, team_month)
         for b in budget:
             budget_by_team[b.cost_center] += b.usd
+    budget_months = {b.month for b in budget or []}
+    planned: dict[str, float] = defaultdict(float)
+    for (m, team), usd in team_month.items():
+        if m in budget_months:
+            planned[team] += usd
     names = sorted(set(team_usage) | set(team_commit) | set(unmet) | set(budget_by_team))
     teams = [TeamRow(t, team_hours.get(t, 0.0), unmet.get(t, 0.0), team_usage.get(t, 0.0), team_commit.get(t, 0.0),
-                     None if budget is None else budget_by_team.get(t, 0.0)) for t in names]
+                     None if budget is None else budget_by_team.get(t, 0.0),
+                     None if budget is None else planned.get(t, 0.0)) for t in names]
     return Report(summary=summary, months=months, by_cloud={k: dict(v) for k, v in by_cloud.items()},
                   by_option={k: dict(v) for k, v in by_option.items()}, teams=teams, team_month=dict(team_month),
                   commitments=advice, requests=list(run.requests), headroom=_headroom(run, months),
@@ -229,7 +249,9 @@ def build(run: Run, summary: dict[str, Any], budget: Sequence[BudgetRow] | None 
                   prices=_prices(run), assumptions=_assumptions(run, summary, quantile, forecast is not None)
                   + ([("Budget", f"{outside} budget.csv row(s) outside the horizon are not compared")]
                      if outside else []),
-                  shortfall=sorted(run.plan.shortfall, key=lambda x: (-x.unmet_gpu_hours, x.month, x.team)))
+                  shortfall=sorted(run.plan.shortfall, key=lambda x: (-x.unmet_gpu_hours, x.month, x.team)),
+                  headline=headline.build(run, None if budget is None else sum(b.usd for b in budget), budget_months),
+                  on=on or staleness.today())
 
 
 def _headroom(run: Run, months: list[str]) -> list[Headroom]:

@@ -14,7 +14,6 @@ from openpyxl import Workbook
 from openpyxl.styles import Font, PatternFill
 from openpyxl.utils import get_column_letter
 
-from capacity import staleness
 from capacity.finance.model import CLOUDS, OPTIONS, Report
 
 USD = '"$"#,##0.00;[Red]-"$"#,##0.00'
@@ -49,7 +48,7 @@ def _sheet(wb: Workbook, title: str, header: Sequence[str], rows: Sequence[Seque
 
 
 def write(path: Path, report: Report) -> None:
-    s = report.summary
+    s, h = report.summary, report.headline
     wb = Workbook()
     wb.remove(wb.active)
     summary = [
@@ -59,13 +58,21 @@ def write(path: Path, report: Report) -> None:
                                                             s["saving_vs_greedy_usd"], USD),
         ("Unmet GPU-hours", s["unmet_gpu_hours"], THOUSANDS),
         ("Unmet GPU-hours if quota requests granted", s["unmet_after_requests_gpu_hours"], THOUSANDS),
-        ("Budget", report.budget_usd, USD),
+        ("Unmet demand at the penalty rate (value, not spend)", h.unmet_value_usd, USD),
+        ("Spend if the quota requests are granted", h.granted_total_usd, USD),
+        ("Unmet demand value if the quota requests are granted", h.granted_unmet_value_usd, USD),
+        ("Budget (budgeted months)", report.budget_usd, USD),
+        ("Budget position (plan that serves all demand)", None if h.position is None else h.position.value,
+         "General"),
+        ("Plan serving all demand, in budgeted months", h.full_in_budget_usd, USD),
+        ("Variance vs budget (plan serving all demand)", h.variance_usd, USD),
+        ("Budget position explained", h.position_text(), "General"),
         ("Proven lower bound (objective)", s["lower_bound_usd"], USD), ("Gap", s["gap"], "0.000%"),
         ("Status", s["status"], "General"), ("First month", s["first_month"], "General"),
         ("Last month", s["last_month"], "General"), ("Quota requests", s["quota_requests"], THOUSANDS),
         ("Quota requests proven (relaxed solve status, gap)",
          "n/a" if s["relaxed_status"] is None else f"{s['relaxed_status']}, gap {s['relaxed_gap']:.3%}", "General"),
-        ("Quota requests past their file-by day", s["overdue_quota_requests"], THOUSANDS),
+        ("Quota requests past their file-by day", sum(report.overdue(q) for q in report.requests), THOUSANDS),
         ("Prices as of (oldest price date)", s["prices"]["as_of"] or "not stated", "General"),
         ("Price age (days)", s["prices"]["age_days"], THOUSANDS),
         ("Price warning", s["prices"]["warning"] or "none", "General"),
@@ -89,12 +96,13 @@ def write(path: Path, report: Report) -> None:
     _sheet(wb, "Monthly plan", header, rows, dict.fromkeys(range(1, len(header)), USD), total)
 
     header = ["team / cost center", "GPU-hours served", "unmet GPU-hours", "usage USD", "commitments USD",
-              "total USD", "budget USD", "variance USD"]
+              "total USD", "budget USD", "planned in budgeted months USD", "variance USD"]
     rows = [[t.team, t.gpu_hours, t.unmet_gpu_hours, t.usage_usd, t.commitment_usd, t.total_usd, t.budget_usd,
-             t.variance_usd] for t in report.teams]
-    total = ["total", *[sum(r[i] or 0.0 for r in rows) for i in range(1, 6)],
-             report.budget_usd, None if report.budget_usd is None else sum(r[5] for r in rows) - report.budget_usd]
-    _sheet(wb, "By team", header, rows, {1: THOUSANDS, 2: THOUSANDS, 3: USD, 4: USD, 5: USD, 6: USD, 7: USD}, total)
+             t.planned_in_budget_usd, t.variance_usd] for t in report.teams]
+    planned = None if report.budget_usd is None else sum(r[7] for r in rows)
+    total = ["total", *[sum(r[i] or 0.0 for r in rows) for i in range(1, 6)], report.budget_usd, planned,
+             None if planned is None or report.budget_usd is None else planned - report.budget_usd]
+    _sheet(wb, "By team", header, rows, {1: THOUSANDS, 2: THOUSANDS, **dict.fromkeys(range(3, 9), USD)}, total)
     if report.variance is not None:
         ws = wb["By team"]
         start = ws.max_row + 3
@@ -110,7 +118,7 @@ def write(path: Path, report: Report) -> None:
               "overdue"]
     rows = [[q.cloud.value, q.region, q.gpu, q.market.value, q.current_max_gpus, q.requested_max_gpus,
              q.increase_gpus, q.native_quota, q.native_unit, q.native_increase, q.month_needed, q.request_by,
-             q.lead_time_days, q.gpu_hours_enabled, "overdue" if staleness.overdue(q.request_by) else ""]
+             q.lead_time_days, q.gpu_hours_enabled, "overdue" if report.overdue(q) else ""]
             for q in report.requests]
     _sheet(wb, "Quota requests", header, rows, {4: THOUSANDS, 5: THOUSANDS, 6: THOUSANDS, 9: THOUSANDS,
                                                 13: THOUSANDS})
