@@ -146,6 +146,11 @@ def derive_pin(name: str, row: dict[str, Any], mirror: Path, offline: bool, toda
                 facts = derive.crd_facts(document)
                 crds[f"{facts['group']}/{facts['kind']}"] = {**facts, "path": path}
         out["crds"] = dict(sorted(crds.items()))
+    if row.get("constants"):
+        out["constants"] = {}
+        for path, names in row["constants"].items():
+            paths.append(path)
+            out["constants"][path] = derive.go_constants(source.show(commit, path), names)
     if row.get("manifests"):
         out["manifests"] = {}
         for key, path in row["manifests"].items():

@@ -8,7 +8,8 @@ What is kept is what the add-on layer is checked against, never the upstream tex
 - a Helm chart: its name and version, every key its values.yaml declares, every ``.Values.x.y`` its templates
   read, and the keys that take free-form content (a map / list default, or read whole by a template);
 - a workload manifest (DaemonSet, Pod): per object its host settings, containers (image, command, args,
-  privilege, capabilities, mounts, env), host paths, annotations and the node affinity's accelerator values.
+  privilege, capabilities, mounts, env), host paths, annotations and the node affinity's accelerator values;
+- Go source: the value of each named string constant (a framework name, a label or annotation key).
 """
 
 from __future__ import annotations
@@ -214,3 +215,18 @@ def manifest_kinds(text: str) -> list[dict[str, str]]:
             out.append({"apiVersion": d["apiVersion"], "kind": d["kind"], "name": d["metadata"]["name"],
                         "namespace": d["metadata"].get("namespace", ""), "images": images})
     return out
+
+
+# ---- Go source ----------------------------------------------------------------------------------------------------
+
+def go_constants(text: str, names: Iterable[str]) -> dict[str, str]:
+    """The value of each named string constant / variable (``Name = "v"`` or ``Name string = "v"``) of a Go file;
+    KeyError naming the missing ones."""
+    found: dict[str, str] = {}
+    for m in re.finditer(r'^\s*([A-Za-z_]\w*)(?:\s+string)?\s*=\s*"([^"]*)"', text, re.MULTILINE):
+        found.setdefault(m.group(1), m.group(2))
+    wanted = list(names)
+    missing = [n for n in wanted if n not in found]
+    if missing:
+        raise KeyError(f"no string constant {', '.join(missing)} in the Go file")
+    return {n: found[n] for n in wanted}
