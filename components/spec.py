@@ -119,6 +119,7 @@ class AddonsSpec(Strict):
     gpu_driver: Literal["cloud", "operator"] = "cloud"  # who installs the NVIDIA driver, never both
     monitoring: bool = True
     kueue_teams: list[KueueTeam] = []
+    operators: list[str] = []  # job operators to install, Kueue-managed: kuberay, jobset, trainer (docs/addons.md)
 
 
 class NetworkProfileSpec(Strict):

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from components import catalog, network_profiles
+from components import catalog, job_operators, network_profiles
 from components import validate_access as access
 from components.capabilities import CloudCapabilities, capabilities
 from components.catalog import Cloud, Fabric, MachineType
@@ -186,6 +186,7 @@ def _check_cluster(cloud: Cloud, caps: CloudCapabilities, c: ClusterSpec, path: 
     yield from _check_storage(caps, c, f"{path}.storage")
     yield from _check_kueue(cloud, c, f"{path}.addons.kueue_teams")
     yield from network_profiles.check(c, path)
+    yield from job_operators.check(c, path)
 
 
 def _check_nodes(nodes: Any, path: str) -> Problems:

@@ -4,7 +4,6 @@ threshold (``nccl_busbw_gbyte_per_s``). docs/addons.md says how to run it and ho
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,10 +13,9 @@ import yaml
 from components.catalog import Fabric, MachineType
 from components.fleet import Cluster, Pool
 from components.k8s import upstream
-from components.k8s.interconnect import EFA_RESOURCE, GPUDIRECT_PIN, container_from_facts, gpu_nic_names
+from components.k8s.interconnect import GPUDIRECT_PIN, container_from_facts, fabric_limits, nic_annotations
 from components.k8s.kueue import GPU, PRIORITIES
 from components.k8s.model import Manifest, Obj, Rendered, config_map, namespace, obj
-from components.k8s.nvidia import RDMA_RESOURCE
 from components.k8s.scheduling import on_pools, tolerations
 
 NAMESPACE = "gpufleet-health"
@@ -85,14 +83,6 @@ def fabric_parts(pool: Pool) -> FabricParts:
     return tcpxo_parts() if pool.fabric is Fabric.TCPXO else FabricParts()
 
 
-def _fabric_limits(pool: Pool) -> dict[str, str]:
-    if pool.fabric is Fabric.EFA:
-        return {EFA_RESOURCE: str(pool.machine.efa_interfaces)}
-    if pool.fabric is Fabric.INFINIBAND:
-        return {f"rdma/{RDMA_RESOURCE}": "1"}
-    return {}
-
-
 def _pod(cluster: Cluster, pools: list[Pool], name: str) -> Obj:
     pool, machine = pools[0], pools[0].machine
     gpus = {GPU: str(machine.gpus)}
@@ -104,7 +94,7 @@ def _pod(cluster: Cluster, pools: list[Pool], name: str) -> Obj:
             "env": [{"name": "GATE_BUSBW_GBYTE_PER_S", "value": str(machine.nccl_busbw_gbyte_per_s)},
                     {"name": "NCCL_DEBUG", "value": "WARN"}, *parts.env],
             "ports": [{"containerPort": PORT}],
-            "resources": {"limits": {**gpus, **_fabric_limits(pool)}},
+            "resources": {"limits": {**gpus, **fabric_limits(pool)}},
             "securityContext": {"capabilities": {"add": ["IPC_LOCK"]}},
             "volumeMounts": [{"name": "gate", "mountPath": "/gate"}, {"name": "dshm", "mountPath": "/dev/shm"},
                              *parts.mounts]}
@@ -128,13 +118,7 @@ def job_template(cluster: Cluster, pools: list[Pool]) -> list[Obj]:
     labels = {"app.kubernetes.io/name": name}
     service = obj("v1", "Service", name, NAMESPACE, labels, spec={
         "clusterIP": "None", "selector": labels, "ports": [{"name": "rendezvous", "port": PORT}]})
-    annotations = dict(fabric_parts(pools[0]).annotations)
-    nics = gpu_nic_names(cluster, pools[0])
-    if nics:  # GKE multi-networking: attach the pool's GPU NIC networks to the pod
-        interfaces = [{"interfaceName": "eth0", "network": "default"},
-                      *({"interfaceName": f"eth{i + 1}", "network": n} for i, (n, _) in enumerate(nics))]
-        annotations.update({"networking.gke.io/default-interface": "eth0",
-                            "networking.gke.io/interfaces": json.dumps(interfaces)})
+    annotations = {**fabric_parts(pools[0]).annotations, **nic_annotations(cluster, pools[0])}
     job = obj("batch/v1", "Job", name, NAMESPACE, labels, spec={
         "completionMode": "Indexed", "completions": NODES, "parallelism": NODES, "backoffLimit": 0,
         "ttlSecondsAfterFinished": 86400,

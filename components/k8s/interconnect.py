@@ -4,6 +4,7 @@ NCCL plugin installer each GPUDirect fabric needs (TCPX / TCPXO / gIB) and GKE's
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import pulumi
@@ -12,6 +13,7 @@ from components.catalog import Fabric
 from components.fleet import Cluster, Pool
 from components.k8s import charts, upstream
 from components.k8s.model import Manifest, Obj, Release, Rendered, obj
+from components.k8s.nvidia import RDMA_RESOURCE
 from components.k8s.scheduling import FABRIC_LABEL, gpu_pools, on_pools, tolerations
 
 EFA_RESOURCE = "vpc.amazonaws.com/efa"
@@ -49,6 +51,25 @@ def gpu_nic_names(cluster: Cluster, pool: Pool) -> list[tuple[str, str]]:
         return [(f"{cluster.name}-gpunic-host2", "NetDevice"),
                 *((f"{cluster.name}-gpunic-{pool.zone}-rdma-{j}", "RDMA") for j in range(pool.machine.gpu_nics))]
     return []
+
+
+def fabric_limits(pool: Pool) -> dict[str, str]:
+    """The fabric devices a pod that uses a whole node of this pool asks for (beside its GPUs)."""
+    if pool.fabric is Fabric.EFA:
+        return {EFA_RESOURCE: str(pool.machine.efa_interfaces)}
+    if pool.fabric is Fabric.INFINIBAND:
+        return {f"rdma/{RDMA_RESOURCE}": "1"}
+    return {}
+
+
+def nic_annotations(cluster: Cluster, pool: Pool) -> dict[str, str]:
+    """GKE multi-networking: the annotations that attach the pool's GPU NIC networks to a pod (none elsewhere)."""
+    nics = gpu_nic_names(cluster, pool)
+    if not nics:
+        return {}
+    interfaces = [{"interfaceName": "eth0", "network": "default"},
+                  *({"interfaceName": f"eth{i + 1}", "network": n} for i, (n, _) in enumerate(nics))]
+    return {"networking.gke.io/default-interface": "eth0", "networking.gke.io/interfaces": json.dumps(interfaces)}
 
 
 def efa_device_plugin(cluster: Cluster) -> Rendered:
