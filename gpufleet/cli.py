@@ -13,6 +13,7 @@ from rich.console import Console
 from capacity.cli import app as capacity_app
 from gpufleet import diff_cli
 from gpufleet.capture import ProgramError
+from gpufleet.jobs_cli import jobs_app
 from gpufleet.netsim.cli import netsim_app
 from gpufleet.parallel import preview_many
 from gpufleet.policy_cli import check_previews, policy_app, verdicts_document
@@ -113,6 +114,7 @@ app.command("real-preview")(diff_cli.real_preview)
 app.add_typer(policy_app, name="policy")
 app.add_typer(capacity_app, name="capacity")
 app.add_typer(netsim_app, name="netsim")
+app.add_typer(jobs_app, name="jobs")
 
 
 if __name__ == "__main__":

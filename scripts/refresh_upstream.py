@@ -146,6 +146,11 @@ def derive_pin(name: str, row: dict[str, Any], mirror: Path, offline: bool, toda
                 facts = derive.crd_facts(document)
                 crds[f"{facts['group']}/{facts['kind']}"] = {**facts, "path": path}
         out["crds"] = dict(sorted(crds.items()))
+    if row.get("images"):
+        out["images"] = {}
+        for key, path in row["images"].items():
+            paths.append(path)
+            out["images"][key] = {"path": path, "images": derive.images_in(source.show(commit, path))}
     if row.get("constants"):
         out["constants"] = {}
         for path, names in row["constants"].items():

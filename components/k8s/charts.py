@@ -21,5 +21,9 @@ FSX_CSI = pinned("aws-fsx-csi-driver")
 KUEUE = pinned("kueue")
 KUBE_PROMETHEUS_STACK = pinned("kube-prometheus-stack")
 CHAOS_MESH = pinned("chaos-mesh")  # only where a network profile is enabled (components/k8s/chaos.py)
+KUBERAY = pinned("kuberay-operator")  # job operators: only those addons.operators lists (components/k8s/operators.py)
+JOBSET = pinned("jobset")
+TRAINER = pinned("kubeflow-trainer")
 
-ALL = (GPU_OPERATOR, NETWORK_OPERATOR, EFA_DEVICE_PLUGIN, FSX_CSI, KUEUE, KUBE_PROMETHEUS_STACK, CHAOS_MESH)
+ALL = (GPU_OPERATOR, NETWORK_OPERATOR, EFA_DEVICE_PLUGIN, FSX_CSI, KUEUE, KUBE_PROMETHEUS_STACK, CHAOS_MESH,
+       KUBERAY, JOBSET, TRAINER)

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import yaml
+
 from components.catalog import Fabric
 from components.fleet import Cluster, Pool
-from components.k8s import charts
+from components.k8s import charts, upstream
 from components.k8s.model import Manifest, Obj, Release, Rendered, namespace, obj
+from components.k8s.nvidia import RDMA_HCA_MAX, RDMA_RESOURCE
 from components.k8s.scheduling import POOL_LABEL, TOPOLOGY_LABELS, tolerations
 from components.spec import KueueTeam
 
@@ -18,7 +21,10 @@ API = "kueue.x-k8s.io/v1beta1"  # Kueue 0.14 serves ResourceFlavor, ClusterQueue
 TOPOLOGY = "gpu-network"
 GPU = "nvidia.com/gpu"
 # Extra device resources a fabric's pods ask for, and how many a node has (from the catalogue row).
-FABRIC_RESOURCES = {Fabric.EFA: ("vpc.amazonaws.com/efa", lambda p: p.machine.efa_interfaces)}
+# A resource a pod asks for that no ClusterQueue covers makes the workload inadmissible, so the shared InfiniBand
+# device is covered too, with as many per node as the RDMA plugin advertises.
+FABRIC_RESOURCES = {Fabric.EFA: ("vpc.amazonaws.com/efa", lambda p: p.machine.efa_interfaces),
+                    Fabric.INFINIBAND: (f"rdma/{RDMA_RESOURCE}", lambda p: RDMA_HCA_MAX)}
 
 
 @dataclass(frozen=True)
@@ -37,11 +43,24 @@ PRIORITIES = (
 BORROW_BELOW = PRIORITIES[1].value  # borrowed capacity may be reclaimed from work at or below experiment priority
 
 
-def kueue_release(monitoring: bool) -> Release:
+MANAGER_CONFIG = "managerConfig.controllerManagerConfigYaml"  # the chart's whole Configuration, as one string
+
+
+def manager_config(frameworks: list[str]) -> str:
+    """The chart's default Configuration (recorded in the pin's digest) with exactly these integrations on: Kueue
+    manages the kinds the cluster runs (a framework whose CRD is absent only logs that it waits for it)."""
+    config = yaml.safe_load(upstream.digest(charts.KUEUE.pin)["chart"]["defaults"][MANAGER_CONFIG])
+    config["integrations"] = {**config.get("integrations", {}), "frameworks": frameworks}
+    return yaml.safe_dump(config, sort_keys=False)
+
+
+def kueue_release(monitoring: bool, frameworks: list[str], after: tuple[str, ...] = ()) -> Release:
+    """Kueue with TAS and the given integrations, after the releases whose CRDs those integrations watch."""
     return Release("kueue", charts.KUEUE, NAMESPACE, {
         "enablePrometheus": monitoring,
-        "controllerManager": {"featureGates": [{"name": "TopologyAwareScheduling", "enabled": True}]}},
-        after=("kube-prometheus-stack",) if monitoring else ())
+        "controllerManager": {"featureGates": [{"name": "TopologyAwareScheduling", "enabled": True}]},
+        "managerConfig": {"controllerManagerConfigYaml": manager_config(frameworks)}},
+        after=(*(("kube-prometheus-stack",) if monitoring else ()), *after))
 
 
 def topology(cluster: Cluster) -> Manifest:
@@ -120,12 +139,13 @@ def priority_classes() -> list[Manifest]:
             for p in PRIORITIES]
 
 
-def kueue(cluster: Cluster, monitoring: bool) -> Rendered:
+def kueue(cluster: Cluster, monitoring: bool, frameworks: list[str], after: tuple[str, ...] = ()) -> Rendered:
     teams = cluster.spec.addons.kueue_teams
     if not cluster.pools:
         return Rendered()
     shares = gpu_shares(cluster)
-    out = Rendered(releases=[kueue_release(monitoring)], manifests=[namespace(NAMESPACE), *priority_classes()])
+    out = Rendered(releases=[kueue_release(monitoring, frameworks, after)],
+                   manifests=[namespace(NAMESPACE), *priority_classes()])
     if any(p.fabric is not Fabric.NONE for p in cluster.pools):
         out.manifests.append(topology(cluster))
     out.manifests += [flavor(cluster, p) for p in cluster.pools]

@@ -17,6 +17,7 @@ NETWORK_NAMESPACE = "nvidia-network-operator"
 DCGM_METRICS = Path(__file__).parent / "data" / "dcgm-metrics.csv"
 DCGM_CONFIG = "gpufleet-dcgm-metrics"
 RDMA_RESOURCE = "rdma_shared_device_a"  # pods ask for rdma/rdma_shared_device_a
+RDMA_HCA_MAX = 63  # pods that may share a node's InfiniBand devices at once (the plugin advertises this many)
 # GKE runs its own NVIDIA device plugin on every GPU node; a second one would double-advertise the GPUs.
 CLOUD_DEVICE_PLUGIN = frozenset({Cloud.GCP})
 GKE_DRIVER_DIR = "/home/kubernetes/bin/nvidia"  # where GKE's installer puts the driver on COS
@@ -81,7 +82,7 @@ def dcgm_metric_names() -> list[str]:
 
 def rdma_config() -> str:
     """One shared RDMA resource over every Mellanox (vendor 15b3) InfiniBand device of the node."""
-    return json.dumps({"configList": [{"resourceName": RDMA_RESOURCE, "rdmaHcaMax": 63,
+    return json.dumps({"configList": [{"resourceName": RDMA_RESOURCE, "rdmaHcaMax": RDMA_HCA_MAX,
                                        "selectors": {"vendors": ["15b3"], "linkTypes": ["infiniband"]}}]})
 
 

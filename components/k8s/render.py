@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from components.fleet import Cluster
-from components.k8s import chaos, healthgate, interconnect, kueue, nvidia, observability, storage
+from components.k8s import chaos, healthgate, interconnect, kueue, nvidia, observability, operators, storage
 from components.k8s.inputs import AddonInputs
 from components.k8s.model import Rendered
 
@@ -17,7 +17,9 @@ def render(cluster: Cluster, inputs: AddonInputs) -> Rendered:
     out.extend(interconnect.efa_device_plugin(cluster))
     out.extend(interconnect.nccl_installers(cluster))
     out.extend(interconnect.gpu_networks(list(inputs.gpu_nics)))
-    out.extend(kueue.kueue(cluster, monitoring))
+    jobs = operators.operators(cluster)
+    out.extend(jobs)
+    out.extend(kueue.kueue(cluster, monitoring, operators.frameworks(cluster), tuple(r.name for r in jobs.releases)))
     out.extend(storage.lustre(cluster, inputs.lustre, kueue.team_namespaces(cluster) or ["default"]))
     out.extend(healthgate.health_gate(cluster))
     out.extend(chaos.network_chaos(cluster))

@@ -148,7 +148,7 @@ def unread_values(values: dict[str, Any], facts: dict[str, Any]) -> list[str]:
         if isinstance(value, dict) and value:
             for key, child in value.items():
                 yield from walk(child, f"{path}.{key}" if path else str(key))
-        elif path not in keys:
+        elif path and path not in keys:  # (no values at all reads nothing)
             yield path
 
     return sorted(walk(values, ""))
@@ -215,6 +215,26 @@ def manifest_kinds(text: str) -> list[dict[str, str]]:
             out.append({"apiVersion": d["apiVersion"], "kind": d["kind"], "name": d["metadata"]["name"],
                         "namespace": d["metadata"].get("namespace", ""), "images": images})
     return out
+
+
+def images_in(text: str) -> list[str]:
+    """Every container image of every object in a manifest file, however deep its pod templates sit (a RayJob's
+    head and worker groups, a JobSet's jobs), in order, each once."""
+    found: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in ("containers", "initContainers") and isinstance(value, list):
+                    found.extend(c["image"] for c in value if isinstance(c, dict) and "image" in c)
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    for document in yaml.safe_load_all(text):
+        walk(document)
+    return list(dict.fromkeys(found))
 
 
 # ---- Go source ----------------------------------------------------------------------------------------------------
