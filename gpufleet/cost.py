@@ -5,8 +5,9 @@ One model: every node pool at its max nodes, 730 hours a month (8,760 h / 12), p
 that file), at the option the pool buys: spot, on_demand, reservation, capacity_block or flex_start (read from
 the pool's resources, policies.props). A region without an offer falls back to the same machine and option in
 another region (named in the source); an option without any offer to the rate it bills at (a reservation: the
-on-demand rate) or, for spot, flex-start and capacity blocks, the on-demand rate as an upper bound (said in the
-source); a machine type offers.csv does not price (CPU system pools) to the on-demand list-price table
+on-demand rate) or, for spot, flex-start and capacity blocks, the on-demand rate as an upper bound (spot and
+flex-start: the reserved rate where Google sells no on-demand, A3 Ultra / A4), said in the source; a machine
+type offers.csv does not price (CPU system pools) to the on-demand list-price table
 policies/data/on_demand_prices.csv. The budget policy prices pools through the same function, so both agree.
 Reservations and capacity blocks are prepaid: a pool that keeps one but shrinks still pays for the nodes it had.
 """
@@ -39,7 +40,8 @@ LIST_PRICES = Path(__file__).resolve().parents[1] / "policies" / "data" / "on_de
 PREPAID = frozenset({"reservation", "capacity_block"})  # billed whether nodes run or not
 # when an option has no offer: what it bills at, or an upper bound
 FALLBACK = {"reservation": [("on_demand", "a reservation bills the on-demand rate")],
-            "spot": [("on_demand", "on-demand rate, an upper bound")],
+            "spot": [("on_demand", "on-demand rate, an upper bound"),
+                     ("reservation", "the reserved (on-demand-equivalent) rate, an upper bound")],
             "flex_start": [("on_demand", "on-demand rate, an upper bound"),
                            ("reservation", "the reserved (on-demand-equivalent) rate, an upper bound")],
             "capacity_block": [("on_demand", "on-demand rate, an upper bound")]}
@@ -83,7 +85,13 @@ class Prices:
 
     def price(self, cloud: str, region: str | None, machine: str, option: str) -> Offer | None:
         """The option's own offer; else the rate it bills at or an upper bound (FALLBACK); else the on-demand
-        list-price table. The source says which."""
+        list-price table. The source says which. ``option`` must be an offers.csv option: anything else (say a
+        bool from an older signature) would silently skip the snapshot and price from the list table alone."""
+        from capacity.schema import Option
+
+        known = [o.value for o in Option]
+        if option not in known:
+            raise ValueError(f"unknown purchase option {option!r}; expected one of {', '.join(known)}")
         offer = self.node_hour(cloud, region, machine, option)
         for other, why in FALLBACK.get(option, []) if offer is None else []:
             found = self.node_hour(cloud, region, machine, other)

@@ -13,10 +13,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
+from capacity.csvio import InputError
 from components.catalog import Cloud, offerings
-from gpufleet.cost import option_label
+from gpufleet.cost import PREPAID, option_label
 from policies import prices
 from policies.props import (
     AKS_CLUSTER,
@@ -127,19 +129,21 @@ def _option(stack: Stack, r: Node, pool: NodePool) -> str:
     return pool.capacity
 
 
-def monthly_cost(stack: Stack, hours: float) -> tuple[float, list[str], list[str]]:
-    """(USD per month with every pool at its max nodes, one line per pool, machine types without a price)."""
+def monthly_cost(stack: Stack, hours: float, offers: Path | None = None) -> tuple[float, list[str], list[str]]:
+    """(USD per month with every pool at its max nodes, one line per priced pool, one line per unpriced pool).
+    Reservations and capacity blocks are prepaid: a sunk cost billed whether nodes run or not, said in the line."""
     total, lines, unpriced = 0.0, [], []
     for r, pool in _stack_pools(stack):
         for machine in pool.machine_types[:1]:
-            option = _option(stack, r, pool)
-            price = prices.node_hour(pool.cloud.value, machine, _region(stack, r), option)
+            option, region = _option(stack, r, pool), _region(stack, r)
+            label = option_label(pool.cloud.value, option) + (", sunk cost" if option in PREPAID else "")
+            price = prices.node_hour(pool.cloud.value, machine, region, option, offers)
             if price is None:
-                unpriced.append(machine)
+                unpriced.append(f"{machine} (pool {r.name}, {label}, {region or 'region unknown'})")
                 continue
             usd = price.usd_per_node_hour * pool.max_nodes * hours
             total += usd
-            lines.append(f"{r.name}: {pool.max_nodes} x {machine} ({option_label(pool.cloud.value, option)}) at "
+            lines.append(f"{r.name}: {pool.max_nodes} x {machine} ({label}) at "
                          f"${price.usd_per_node_hour:,.2f}/h = ${usd:,.0f}")
     return total, lines, unpriced
 
@@ -151,13 +155,25 @@ def budget(stack: Stack, config: Config) -> Iterable[tuple[str, Node | None]]:
               "policy pack config (gpufleet policy config --stack NAME writes it), or gpufleet:fleet." \
               "monthly_budget_usd in the stack config", None
         return
-    total, lines, unpriced = monthly_cost(stack, float(config["hours_per_month"]))
+    offers = prices.offers_path(config.get("offers_csv"))
+    if offers is not None and not offers.is_file():
+        yield f"stack-monthly-budget.offers_csv {config['offers_csv']!r} is not a file (a relative path is read from " \
+              "the project root): point it at an offers file with the columns of capacity/data/offers.csv, or set " \
+              "it to null for the bundled snapshot", None
+        return
+    try:
+        total, lines, unpriced = monthly_cost(stack, float(config["hours_per_month"]), offers)
+    except InputError as err:
+        yield f"stack-monthly-budget.offers_csv {config['offers_csv']!r} is not a valid offers file: {err}", None
+        return
     if unpriced:
-        yield f"cannot estimate the monthly cost: no price for {', '.join(sorted(set(unpriced)))} (add rows to " \
-              "policies/data/on_demand_prices.csv or capacity/data/offers.csv)", None
+        table = config.get("offers_csv") or "capacity/data/offers.csv"
+        yield f"cannot estimate the monthly cost: no price for {'; '.join(sorted(set(unpriced)))} in {table} or " \
+              "policies/data/on_demand_prices.csv: add a row with its source (docs/capacity.md, Prices)", None
     if total > limit:
-        yield f"estimated ${total:,.0f}/month (every pool at its max nodes, {config['hours_per_month']} h) exceeds " \
-              f"the budget of ${limit:,.0f}: " + "; ".join(lines), None
+        known = " (the priced pools alone)" if unpriced else ""
+        yield f"estimated ${total:,.0f}/month{known} (every pool at its max nodes, {config['hours_per_month']} h) " \
+              f"exceeds the budget of ${limit:,.0f}: " + "; ".join(lines), None
 
 
 def spot_allowed(r: Node, config: Config) -> Iterable[str]:
@@ -209,7 +225,11 @@ POLICIES = [
                                                 "description": "USD per month; null: gpufleet:fleet."
                                                                "monthly_budget_usd from the stack config"},
                          "hours_per_month": {"type": "number", "minimum": 1, "default": HOURS_PER_MONTH,
-                                             "description": "hours a node runs in a month"}}),
+                                             "description": "hours a node runs in a month"},
+                         "offers_csv": {"type": ["string", "null"], "default": None,
+                                        "description": "offers file to price pools from (the columns of "
+                                                       "capacity/data/offers.csv; a relative path is read from the "
+                                                       "project root); null: the bundled snapshot"}}),
     resource_policy("spot-only-where-allowed", "Only pools the fleet spec puts on spot may run on spot: a preempted "
                     "node kills every multi-node job it is part of.", MANDATORY, NODE_POOLS, spot_allowed,
                     config={"spot_pools": {"type": ["array", "null"], "items": {"type": "string"}, "default": None,

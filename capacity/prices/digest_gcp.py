@@ -18,7 +18,8 @@ from capacity.prices import gpu_machines
 from components.catalog import Cloud
 
 PIN = "fd66b26ff84fee5cdd94f341ea89206e76c06b99"
-MACHINES = ("a2-highgpu-8g", "a2-ultragpu-8g", "a3-highgpu-8g", "a3-megagpu-8g", "g2-standard-4")
+MACHINES = ("a2-highgpu-8g", "a2-ultragpu-8g", "a3-highgpu-8g", "a3-megagpu-8g", "g2-standard-4", "g2-standard-8",
+            "g2-standard-12", "g2-standard-16", "g2-standard-24", "g2-standard-32", "g2-standard-48", "g2-standard-96")
 FIELDS = ("hour", "hour_spot", "month_1y", "month_3y")
 
 

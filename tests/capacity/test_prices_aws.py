@@ -21,13 +21,14 @@ from botocore.stub import ANY, Stubber
 
 from capacity.prices import aws
 from capacity.quotas import Backoff
-from capacity.schema import HOURS_CAPACITY_BLOCK, Option
+from capacity.schema import Option
 from components import catalog
 from components.catalog import Cloud
 
 CREDS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
 NO_WAIT = Backoff(sleep=lambda _s: None)
 NOW = dt.datetime(2026, 11, 30, 12, tzinfo=dt.UTC)
+BLOCK_HOURS = 840  # the block the fetcher asks for: see the comment in the first test
 
 
 def product(instance: str, region: str, status: str, usd: str) -> str:
@@ -113,12 +114,15 @@ def test_fetch_reads_every_option_follows_pages_retries_throttling_and_survives_
          "SpotPrice": "16.0", "Timestamp": NOW - dt.timedelta(hours=1)},
         {"AvailabilityZone": "us-west-1b", "InstanceType": "p5.48xlarge", "ProductDescription": "Linux/UNIX",
          "SpotPrice": "18.0", "Timestamp": NOW - dt.timedelta(hours=2)}]})
+    # 840-hour blocks: 35 days x 24 h, the shortest block covering any month (AWS sells 1-day steps up to 14 days,
+    # then 7-day steps: https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/capacity-blocks-purchase.html)
     ec2.add_response("describe_capacity_block_offerings", {"CapacityBlockOfferings": [
         block("p5.48xlarge", "us-west-1a", 816, "32640.0"), block("p5.48xlarge", "us-west-1b", 840, "35280.0")]},
-        {"InstanceType": "p5.48xlarge", "InstanceCount": 1, "CapacityDurationHours": HOURS_CAPACITY_BLOCK})
+        {"InstanceType": "p5.48xlarge", "InstanceCount": 1, "CapacityDurationHours": BLOCK_HOURS})
+    # 840-hour blocks: 35 days x 24 h, the shortest block covering any month (AWS sells 1-day steps up to 14 days,
+    # then 7-day steps: https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/capacity-blocks-purchase.html)
     ec2.add_response("describe_capacity_block_offerings", {"CapacityBlockOfferings": []},
-                     {"InstanceType": "p5en.48xlarge", "InstanceCount": 1,
-                      "CapacityDurationHours": HOURS_CAPACITY_BLOCK})
+                     {"InstanceType": "p5en.48xlarge", "InstanceCount": 1, "CapacityDurationHours": BLOCK_HOURS})
 
     result = aws.fetch(["us-west-1", "us-east-1"], clients, NO_WAIT, NOW)
 

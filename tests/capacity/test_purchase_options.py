@@ -1,7 +1,7 @@
 """The planner buys capacity blocks, reservations and flex-start where offered, at what they cost.
 
 Expected costs are hand computed from the planning semantics in docs/capacity.md: a capacity block is bought
-for a whole month and charged HOURS_CAPACITY_BLOCK (35 days, the shortest block covering any month) x GPUs x
+for a whole month and charged 840 h (35 days, the shortest block covering any month) x GPUs x
 its rate whether used or not; flex-start is charged per GPU-hour used.
 """
 
@@ -14,9 +14,13 @@ from plan_helpers import offer, row, verify
 
 from capacity import optimize, problem
 from capacity.plan import Plan
-from capacity.schema import HOURS_CAPACITY_BLOCK, Option
+from capacity.schema import Option
 
 JAN_HOURS = 31 * 24  # 2026-01
+# AWS sells capacity blocks in 1-day steps up to 14 days, then 7-day steps
+# (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/capacity-blocks-purchase.html): the shortest block covering a
+# month of 29-31 days is 35 days = 840 h (docs/capacity.md, "Purchase options").
+BLOCK_HOURS = 840
 
 
 @pytest.mark.parametrize(("gpu_hours", "buys_block"), [(8 * JAN_HOURS, True), (2000.0, False)])
@@ -27,7 +31,7 @@ def test_a_capacity_block_is_bought_only_when_its_whole_prepaid_charge_is_cheape
     built = problem.build(demand, offers, None)
     plan = optimize.solve(built).plan
     verify(demand, offers, None, plan, built.penalty)
-    block_usd = 8 * HOURS_CAPACITY_BLOCK * 5.0  # 33,600: one 8-GPU block, charged in full
+    block_usd = 8 * BLOCK_HOURS * 5.0  # 8 x 840 x 5 = 33,600: one 8-GPU block, charged in full
     if buys_block:  # on-demand would be 5,952 x 10 = 59,520
         assert [(c.option, c.nodes, c.usd_total) for c in plan.commitments] == [(Option.CAPACITY_BLOCK, 1, block_usd)]
         assert math.isclose(plan.objective_usd, block_usd)

@@ -18,7 +18,7 @@ from gpufleet.analyzer import PolicyPack
 from gpufleet.conformance import check_graph
 from tests.invariants import checks
 from tests.invariants.conftest import PROFILE
-from tests.invariants.fleets import AZURE_GB200, fleets, gpu_machines, one_machine_fleet
+from tests.invariants.fleets import AZURE_GB200, capacity_types, fleets, gpu_machines, one_machine_fleet
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -136,29 +136,45 @@ def test_multi_zone_rdma_pools_each_get_their_zone_roce_network(pack: PolicyPack
 
 
 # GPU machine types of the catalogue that neither capacity/data/offers.csv nor policies/data/on_demand_prices.csv
-# prices (found by these invariants on 2026-12-01): a fleet using one fails the mandatory stack-monthly-budget
-# policy with "cannot estimate the monthly cost". Pricing them is the price snapshot's job; this list may only shrink.
-# The second set: machines the rebuilt price snapshot (#14) no longer prices for the budget policy's on-demand
-# look-up (no citable figure, or not sold on demand); listed so the set can only shrink. To investigate (#19).
-NEWLY_UNPRICED = {("aws", "g6.48xlarge"), ("aws", "p5en.48xlarge"), ("aws", "p6-b200.48xlarge"),
-                  ("azure", "Standard_ND96isr_H200_v5"), ("gcp", "a3-megagpu-8g"), ("gcp", "a3-ultragpu-8g"),
-                  ("gcp", "a4-highgpu-8g")}
-KNOWN_UNPRICED = NEWLY_UNPRICED | {
+# prices at any option a pool may buy them with (found by these invariants on 2026-12-01): a fleet using one gets the
+# mandatory stack-monthly-budget verdict "cannot estimate the monthly cost" naming the pool. Pricing them is the price
+# snapshot's job and needs a citable source; this list may only shrink.
+# (Seven more were listed here after the snapshot rebuild. They were never unpriced for the policy: this test still
+# called node_hour(..., False), the pre-#14 ``spot: bool`` signature, so no offers.csv row matched option False and
+# only the list table was read. The policy passes the pool's option; Prices.price now refuses an unknown option.)
+KNOWN_UNPRICED = {
     ("aws", name) for name in (
         "g5.4xlarge", "g5.8xlarge", "g5.12xlarge", "g5.16xlarge", "g5.24xlarge", "g5.48xlarge",
         "g6.4xlarge", "g6.8xlarge", "g6.12xlarge", "g6.16xlarge", "g6.24xlarge",
         "g6e.2xlarge", "g6e.4xlarge", "g6e.8xlarge", "g6e.12xlarge", "g6e.16xlarge", "g6e.24xlarge", "g6e.48xlarge",
         "p4de.24xlarge", "p5e.48xlarge")
-} | {("azure", "Standard_NC80adis_H100_v5"), ("azure", "Standard_ND128isr_NDR_GB200_v6")} | {
-    ("gcp", f"g2-standard-{n}") for n in (12, 16, 24, 32, 48, 96)}
+} | {("azure", "Standard_NC80adis_H100_v5"), ("azure", "Standard_ND128isr_NDR_GB200_v6"),
+     ("azure", "Standard_ND96isr_H200_v5")}
 
 
 def test_unpriced_machine_types_are_known() -> None:
+    """Every catalogue GPU machine is priced at every option a generated pool may buy it with (fleets.py
+    capacity_types: GCP A3 Ultra / A4 only reservation, flex-start and spot), or is listed above."""
     from policies import prices
 
     unpriced = {(m.cloud.value, m.name) for cloud in Cloud for m in gpu_machines(cloud)
-                if prices.node_hour(cloud.value, m.name, None, False) is None}
+                for option in capacity_types(cloud, m)
+                if prices.node_hour(cloud.value, m.name, None, option) is None}
     assert unpriced <= KNOWN_UNPRICED, f"newly unpriced: {sorted(unpriced - KNOWN_UNPRICED)}"
+    assert unpriced >= KNOWN_UNPRICED, f"priced now, drop from KNOWN_UNPRICED: {sorted(KNOWN_UNPRICED - unpriced)}"
+
+
+def test_priced_by_the_option_google_sells() -> None:
+    """A3 Ultra and A4 have no on-demand row (Google sells them reserved, flex-start or spot): a reservation pool is
+    priced at its reservation row, a flex-start pool at the reserved rate as an upper bound, and the source says so."""
+    from policies import prices
+
+    for machine in ("a3-ultragpu-8g", "a4-highgpu-8g"):
+        reserved = prices.node_hour("gcp", machine, "us-central1", "reservation")
+        flex = prices.node_hour("gcp", machine, "us-central1", "flex_start")
+        assert reserved is not None and flex is not None, machine
+        assert flex.usd_per_node_hour == reserved.usd_per_node_hour
+        assert flex.source.startswith("no flex_start offer: the reserved (on-demand-equivalent) rate, an upper bound")
 
 
 def _two_gcp_clusters(first_driver: str, second_driver: str) -> dict[str, Any]:
