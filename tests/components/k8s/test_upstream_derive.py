@@ -98,3 +98,63 @@ def test_every_pin_has_a_digest_with_its_source() -> None:
         for path in row.get("crds", []):
             assert any(c["path"] == path for c in facts["crds"].values()), (name, path)
         assert set(row.get("manifests", {})) == set(facts.get("manifests", {})), name
+
+
+GO = '''package constants
+
+const (
+\t// QueueLabel names the queue.
+\tQueueLabel = "kueue.x-k8s.io/queue-name"
+\tNode string = "node"
+\tAligned             = "a/b"
+)
+
+var (
+\tFrameworkName          = "ray.io/rayjob"
+\tgvk = GroupVersion.WithKind("RayJob")
+)
+'''
+
+
+def test_go_constants_reads_plain_typed_and_aligned_declarations() -> None:
+    assert derive.go_constants(GO, ["QueueLabel", "Node", "Aligned", "FrameworkName"]) == {
+        "QueueLabel": "kueue.x-k8s.io/queue-name", "Node": "node", "Aligned": "a/b", "FrameworkName": "ray.io/rayjob"}
+
+
+def test_go_constants_names_what_is_missing() -> None:
+    try:
+        derive.go_constants(GO, ["QueueLabel", "gvk", "Nope"])
+    except KeyError as err:
+        assert "gvk, Nope" in str(err)  # a non-string value is not a constant we can read
+    else:
+        raise AssertionError("a missing constant must fail")
+
+
+def test_images_in_finds_every_pod_template_however_deep_once_each() -> None:
+    text = """
+kind: RayJob
+spec:
+  rayClusterSpec:
+    headGroupSpec: {template: {spec: {containers: [{name: h, image: ray:1}]}}}
+    workerGroupSpecs:
+    - template: {spec: {initContainers: [{name: i, image: busybox:1}], containers: [{name: w, image: ray:1}]}}
+---
+kind: ConfigMap
+data: {image: not-a-container}
+"""
+    assert derive.images_in(text) == ["ray:1", "busybox:1"]
+
+
+def test_operator_digests_carry_what_the_layer_reads() -> None:
+    kueue = upstream.digest("kueue")
+    frameworks = {v["FrameworkName"] for v in kueue["constants"].values() if "FrameworkName" in v}
+    assert frameworks == {"batch/job", "ray.io/rayjob", "ray.io/raycluster", "jobset.x-k8s.io/jobset",
+                          "trainer.kubeflow.org/trainjob"}
+    assert "integrations:" in kueue["chart"]["defaults"]["managerConfig.controllerManagerConfigYaml"]
+    assert upstream.digest("kuberay-operator")["images"]["pytorch-sample"]["images"]
+
+
+def test_a_release_with_no_values_reads_nothing_unknown() -> None:
+    facts = derive.chart_facts("name: c\nversion: 1.0.0\n", "a: 1\n", ["{{ .Values.a }}"])
+    assert derive.unread_values({}, facts) == []
+    assert derive.unread_values({"b": {}}, facts) == ["b"]
