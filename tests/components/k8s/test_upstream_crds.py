@@ -46,7 +46,7 @@ def test_every_kind_we_emit_has_a_digest() -> None:
     assert emitted >= {"kueue.x-k8s.io/Topology", "kueue.x-k8s.io/ResourceFlavor", "kueue.x-k8s.io/ClusterQueue",
                        "kueue.x-k8s.io/LocalQueue", "mellanox.com/NicClusterPolicy",
                        "monitoring.coreos.com/PrometheusRule", "networking.gke.io/GKENetworkParamSet",
-                       "networking.gke.io/Network"}
+                       "networking.gke.io/Network", "trainer.kubeflow.org/ClusterTrainingRuntime"}
     assert emitted <= set(upstream.crds())
 
 
