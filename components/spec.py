@@ -115,9 +115,20 @@ class KueueTeam(Strict):
     borrowing_limit_gpus: int | None = Field(default=None, ge=0)
 
 
+class SelfHealingSpec(Strict):
+    """Self-healing GPU nodes (docs/addons.md "Self-healing GPU nodes"), on by default for every GPU pool: a node
+    with a fatal GPU fault is quarantined, drained and rebooted in the cluster, and replaced by the cloud's repair
+    where the pool's capacity allows it. The limits hold per pool, so a fleet-wide event cannot drain a pool."""
+
+    enabled: bool = True
+    max_unhealthy_pct: int = Field(default=10, ge=1, le=100)  # above this share of a pool unhealthy, repair stops
+    max_parallel_repairs: int = Field(default=1, ge=1)  # nodes of one pool the cloud repairs at the same time
+
+
 class AddonsSpec(Strict):
     gpu_driver: Literal["cloud", "operator"] = "cloud"  # who installs the NVIDIA driver, never both
     monitoring: bool = True
+    self_healing: SelfHealingSpec = SelfHealingSpec()
     kueue_teams: list[KueueTeam] = []
     operators: list[str] = []  # job operators to install, Kueue-managed: kuberay, jobset, trainer (docs/addons.md)
 

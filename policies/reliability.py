@@ -107,9 +107,13 @@ def lustre_protected(stack: Stack, config: Config) -> Iterable[tuple[str, Node |
 
 
 def auto_repair(r: Node, config: Config) -> Iterable[str]:
-    if r.type == EKS_NODE_GROUP and not truthy(get(r.props, "nodeRepairConfig.enabled")):
+    """Pools whose capacity cannot take a cloud replacement (an EKS capacity block, a GKE queued-provisioning pool)
+    have repair off on purpose: the in-cluster reboot covers them (components/repair.py, docs/addons.md)."""
+    if (r.type == EKS_NODE_GROUP and get(r.props, "capacityType") != "CAPACITY_BLOCK"
+            and not truthy(get(r.props, "nodeRepairConfig.enabled"))):
         yield "node auto-repair is off (nodeRepairConfig.enabled): a GPU with Xid errors stays in the pool"
-    if r.type == GKE_NODE_POOL and get(r.props, "management.autoRepair") is False:
+    if (r.type == GKE_NODE_POOL and not truthy(get(r.props, "queuedProvisioning.enabled"))
+            and get(r.props, "management.autoRepair") is False):
         yield "node auto-repair is off (management.autoRepair: false)"
 
 

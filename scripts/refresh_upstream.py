@@ -112,6 +112,10 @@ def _chart(source: GitSource, commit: str, chart_dir: str, paths: list[str]) -> 
 def _manifest(text: str, path: str) -> dict[str, Any]:
     if path.endswith(".sh"):  # an install script: the files it applies, in order
         return {"applies": re.findall(r'kubectl apply -f "\$repo/([^"]+)"', text)}
+    if path.endswith(".json"):  # a component's own config file: the keys it reads
+        return {"keys": derive.config_keys(json.loads(text))}
+    if path.endswith("metadata/annotations.yaml"):  # an OLM bundle: its package and channels
+        return {"annotations": yaml.safe_load(text)["annotations"]}
     return {"objects": derive.manifest_kinds(text), "workloads": derive.workloads_in(text)}
 
 
@@ -143,6 +147,8 @@ def derive_pin(name: str, row: dict[str, Any], mirror: Path, offline: bool, toda
         for path in row["crds"]:
             paths.append(path)
             for document in derive.crds_in(source.show(commit, path)):
+                if row.get("kinds") and document["spec"]["names"]["kind"] not in row["kinds"]:
+                    continue
                 facts = derive.crd_facts(document)
                 crds[f"{facts['group']}/{facts['kind']}"] = {**facts, "path": path}
         out["crds"] = dict(sorted(crds.items()))

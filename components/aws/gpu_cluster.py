@@ -34,7 +34,8 @@ class AwsGpuCluster(pulumi.ComponentResource):
                         cluster.system_machine, spec.system_pool.nodes, child)
         self.node_groups = {
             pool.name: GpuNodeGroup(f"{name}-{pool.name}", GpuNodeGroupArgs(
-                subnet_ids=[subnets[pool.zone]], pool=pool, efa_security_group_id=efa_group and efa_group.id, **base),
+                subnet_ids=[subnets[pool.zone]], pool=pool, efa_security_group_id=efa_group and efa_group.id,
+                self_healing=spec.addons.self_healing, **base),
                 child)
             for pool in cluster.pools}
         self._storage(name, cluster, vpc_id, subnets, efa_group, child)

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_aws as aws
 
-from components.catalog import Fabric, MachineType
+from components.catalog import Cloud, Fabric, MachineType
 from components.fleet import GPU_TAINT, Pool
-from components.spec import CapacityType, Nodes, Taint
+from components.repair import repairs
+from components.spec import CapacityType, Nodes, SelfHealingSpec, Taint
 
 EFA_TAINT = "vpc.amazonaws.com/efa"
 GPU_AMI = "AL2023_x86_64_NVIDIA"  # NVIDIA driver, container toolkit and EFA installer baked in
@@ -48,6 +49,17 @@ class NodeGroupArgs:
 class GpuNodeGroupArgs(NodeGroupArgs):
     pool: Pool
     efa_security_group_id: pulumi.Input[str] | None = None
+    self_healing: SelfHealingSpec = field(default_factory=SelfHealingSpec)
+
+
+def node_repair(pool: Pool, healing: SelfHealingSpec) -> dict[str, object]:
+    """EKS node repair for a GPU group: replace unhealthy nodes one (``max_parallel_repairs``) at a time, and stop
+    when more than ``max_unhealthy_pct`` of the group is unhealthy (a fleet-wide event, not a broken node). Off
+    where the pool's capacity cannot take a replacement (components/repair.py)."""
+    if not repairs(Cloud.AWS, pool, healing):
+        return {"enabled": False}
+    return {"enabled": True, "max_unhealthy_node_threshold_percentage": healing.max_unhealthy_pct,
+            "max_parallel_nodes_repaired_count": healing.max_parallel_repairs}
 
 
 def network_interfaces(machine: MachineType, security_groups: list[pulumi.Input[str]]) -> list[dict]:
@@ -92,7 +104,8 @@ def launch_template(name: str, disk_gib: int, args: NodeGroupArgs, opts: pulumi.
 
 def node_group(name: str, args: NodeGroupArgs, template: aws.ec2.LaunchTemplate, instance_type: str,
                nodes: Nodes, *, ami_type: str, capacity_type: str, labels: dict[str, str],
-               taints: list[Taint], opts: pulumi.ResourceOptions) -> aws.eks.NodeGroup:
+               taints: list[Taint], opts: pulumi.ResourceOptions,
+               repair: dict[str, object] | None = None) -> aws.eks.NodeGroup:
     """A managed node group that never takes more than one node down at a time during updates."""
     return aws.eks.NodeGroup(
         f"{name}-ng",
@@ -100,7 +113,7 @@ def node_group(name: str, args: NodeGroupArgs, template: aws.ec2.LaunchTemplate,
         instance_types=[instance_type], ami_type=ami_type, capacity_type=capacity_type,
         scaling_config={"min_size": nodes.min, "max_size": nodes.max, "desired_size": nodes.initial},
         update_config={"max_unavailable": 1},
-        node_repair_config={"enabled": True},
+        node_repair_config=repair or {"enabled": True},
         launch_template={"id": template.id, "version": template.latest_version.apply(str)},
         labels=labels,
         taints=[{"key": t.key, "value": t.value or None, "effect": _EFFECT[t.effect]} for t in taints],
@@ -135,7 +148,8 @@ class GpuNodeGroup(pulumi.ComponentResource):
         template = launch_template(name, pool.spec.disk_gib, args, child, **settings)
         self.node_group = node_group(name, args, template, pool.machine.name, pool.spec.nodes, ami_type=GPU_AMI,
                                      capacity_type=node_group_capacity_type(pool.capacity),
-                                     labels=pool.labels, taints=gpu_taints(pool), opts=child)
+                                     labels=pool.labels, taints=gpu_taints(pool), opts=child,
+                                     repair=node_repair(pool, args.self_healing))
         self.launch_template = template
         self.register_outputs({"node_group_arn": self.node_group.arn, "launch_template_id": template.id})
 

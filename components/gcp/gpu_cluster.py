@@ -56,7 +56,8 @@ class GcpGpuCluster(pulumi.ComponentResource):
                        spec.zones, child)
         self.node_pools = {
             pool.name: GpuNodePool(f"{name}-{pool.name}", GpuNodePoolArgs(
-                pool=pool, gpu_driver=spec.addons.gpu_driver, extra_networks=gpu_networks.attachments(pool), **base),
+                pool=pool, gpu_driver=spec.addons.gpu_driver, extra_networks=gpu_networks.attachments(pool),
+                self_healing=spec.addons.self_healing, **base),
                 child)
             for pool in cluster.pools}
         self.lustre = self._storage(name, cluster, labels, project, network.network_id, child)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_gcp as gcp
@@ -13,7 +13,8 @@ import pulumi_gcp as gcp
 from components.capabilities import capabilities
 from components.catalog import Cloud, MachineType
 from components.fleet import GPU_TAINT, Pool
-from components.spec import Capacity, CapacityType, Nodes, Taint
+from components.repair import repairs
+from components.spec import Capacity, CapacityType, Nodes, SelfHealingSpec, Taint
 
 IMAGE = "COS_CONTAINERD"
 # The GPU operator's own driver manager supports only Ubuntu with containerd on GKE (COS needs Google's installer):
@@ -44,6 +45,7 @@ class GpuNodePoolArgs(NodePoolArgs):
     pool: Pool
     gpu_driver: str  # spec addons.gpu_driver: cloud | operator
     extra_networks: list[dict[str, pulumi.Input[str]]]  # additional_node_network_configs, NIC order
+    self_healing: SelfHealingSpec = field(default_factory=SelfHealingSpec)
 
 
 def effect(kubernetes_effect: str) -> str:
@@ -159,8 +161,8 @@ class GpuNodePool(pulumi.ComponentResource):
             placement_policy=_placement(pool),
             queued_provisioning={"enabled": True} if flex else None,
             network_config=_network_config(args.extra_networks),
-            # Queued provisioning hands out whole node sets for a bounded time; GKE requires repair off there.
-            management={"auto_repair": not flex, "auto_upgrade": True},
+            # off where the pool's capacity forbids it (flex-start) or self-healing is off: components/repair.py
+            management={"auto_repair": repairs(Cloud.GCP, pool, args.self_healing), "auto_upgrade": True},
             upgrade_settings=_upgrade(pool.capacity))
         self.register_outputs({"node_pool": self.node_pool.name})
 

@@ -65,7 +65,9 @@ def dashboards() -> list[Manifest]:
 
 
 def alert_groups(cluster: Cluster, lustre: bool) -> dict[str, list[rules.Alert]]:
+    healing = bool(cluster.pools) and cluster.spec.addons.self_healing.enabled
     return {"gpu-health": rules.gpu_alerts(),
+            "self-healing": rules.self_healing_alerts() if healing else [],
             "kueue": rules.kueue_alerts() if cluster.spec.addons.kueue_teams else [],
             "lustre": rules.lustre_alerts(csi_driver(cluster.cloud)) if lustre else []}
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from components.fleet import Cluster
-from components.k8s import chaos, healthgate, interconnect, kueue, nvidia, observability, operators, storage
+from components.k8s import (chaos, healthgate, interconnect, kueue, nvidia, observability, operators, selfheal,
+                            storage)
 from components.k8s.inputs import AddonInputs
 from components.k8s.model import Rendered
 
@@ -22,5 +23,6 @@ def render(cluster: Cluster, inputs: AddonInputs) -> Rendered:
     out.extend(kueue.kueue(cluster, monitoring, operators.frameworks(cluster), tuple(r.name for r in jobs.releases)))
     out.extend(storage.lustre(cluster, inputs.lustre, kueue.team_namespaces(cluster) or ["default"]))
     out.extend(healthgate.health_gate(cluster))
+    out.extend(selfheal.self_healing(cluster, monitoring))
     out.extend(chaos.network_chaos(cluster))
     return out

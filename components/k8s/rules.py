@@ -11,6 +11,7 @@ DCGM_JOB = "nvidia-dcgm-exporter"  # the GPU operator's DCGM exporter service / 
 # XIDs that need the node cordoned: 48 double-bit ECC, 63/64 row remap, 74 NVLink, 92 high SBE rate, 94/95 ECC
 # contained/uncontained (https://docs.nvidia.com/deploy/xid-errors/). 79 (fallen off the bus) has its own alert.
 FATAL_XIDS = (48, 63, 64, 74, 92, 94, 95)
+FALLEN_OFF_BUS_XID = 79
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,7 @@ def gpu_alerts() -> list[Alert]:
               "warning", "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} reported XID {{ $value }}."),
         Alert("GpuFatalXid", " or ".join(f"DCGM_FI_DEV_XID_ERRORS == {x}" for x in FATAL_XIDS), "0m", "critical",
               "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} hit fatal XID {{ $value }}: cordon the node."),
-        Alert("GpuFallenOffBus", "DCGM_FI_DEV_XID_ERRORS == 79", "0m", "critical",
+        Alert("GpuFallenOffBus", f"DCGM_FI_DEV_XID_ERRORS == {FALLEN_OFF_BUS_XID}", "0m", "critical",
               "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} has fallen off the bus (XID 79)."),
         Alert("GpuUnhealthy", 'kube_node_status_capacity{resource="nvidia_com_gpu"} '
               '- kube_node_status_allocatable{resource="nvidia_com_gpu"} > 0', "10m", "critical",
@@ -56,6 +57,19 @@ def gpu_alerts() -> list[Alert]:
               "The DCGM exporter is down on some GPU nodes: GPU health is unobserved there."),
         Alert("NodeNotReady", 'kube_node_status_condition{condition="Ready",status="true"} == 0', "5m", "critical",
               "Node {{ $labels.node }} is NotReady."),
+    ]
+
+
+def self_healing_alerts() -> list[Alert]:
+    """node-problem-detector's metrics (problem_gauge: a condition set; problem_counter: events), reasons from
+    components/k8s/selfheal.py: a quarantine pages, an alert-only fault is looked at today."""
+    return [
+        Alert("GpuNodeQuarantined", 'max by (instance, reason) (problem_gauge{reason=~"GpuFatalXid|GpuNVLinkXid"}) > 0',
+              "0m", "critical", "{{ $labels.instance }} reported {{ $labels.reason }}: NodeHealthCheck quarantines "
+              "and reboots it (docs/addons.md#self-healing-gpu-nodes)."),
+        Alert("GpuXidEvents", 'sum by (instance, reason) (increase(problem_counter{reason=~"GpuXid|NVSwitchSXid"}'
+              '[30m])) > 0', "0m", "warning", "{{ $labels.instance }} logged {{ $labels.reason }} in the last 30 "
+              "minutes (alert only: no quarantine)."),
     ]
 
 

@@ -203,6 +203,19 @@ def workloads_in(text: str) -> list[dict[str, Any]]:
             if isinstance(d, dict) and d.get("kind") in ("DaemonSet", "Pod", "Job", "Deployment")]
 
 
+def config_keys(config: Any, prefix: str = "") -> list[str]:
+    """Every key path of a JSON config (``rules[].pattern``: ``[]`` for list items)."""
+    out: set[str] = set()
+    if isinstance(config, dict):
+        for key, value in config.items():
+            out.add(f"{prefix}{key}")
+            out.update(config_keys(value, f"{prefix}{key}."))
+    elif isinstance(config, list):
+        for item in config:
+            out.update(config_keys(item, f"{prefix.rstrip('.')}[]."))
+    return sorted(out)
+
+
 def manifest_kinds(text: str) -> list[dict[str, str]]:
     """(apiVersion, kind, name, namespace) of every object in a manifest file, and each container image."""
     out = []
