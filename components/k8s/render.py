@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from components.fleet import Cluster
-from components.k8s import (chaos, healthgate, interconnect, kueue, nvidia, observability, operators, selfheal,
-                            storage)
+from components.k8s import chaos, healthgate, interconnect, kueue, nvidia, observability, operators, selfheal, storage
 from components.k8s.inputs import AddonInputs
 from components.k8s.model import Rendered
 
