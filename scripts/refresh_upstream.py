@@ -162,6 +162,11 @@ def derive_pin(name: str, row: dict[str, Any], mirror: Path, offline: bool, toda
         for path, names in row["constants"].items():
             paths.append(path)
             out["constants"][path] = derive.go_constants(source.show(commit, path), names)
+    if row.get("structs"):
+        out["structs"] = {}
+        for path, names in row["structs"].items():
+            paths.append(path)
+            out["structs"][path] = derive.go_structs(source.show(commit, path), names)
     if row.get("manifests"):
         out["manifests"] = {}
         for key, path in row["manifests"].items():

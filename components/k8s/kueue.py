@@ -44,13 +44,19 @@ BORROW_BELOW = PRIORITIES[1].value  # borrowed capacity may be reclaimed from wo
 
 
 MANAGER_CONFIG = "managerConfig.controllerManagerConfigYaml"  # the chart's whole Configuration, as one string
+# All-or-nothing beyond quota: a gang whose pods are not all Ready within the timeout is evicted and requeued (its
+# quota freed) instead of holding GPUs half-started. 30 minutes, not Kueue's 5: first pulls of GPU training images
+# (tens of GB) and NCCL plugin installs take longer. No blockAdmission: other gangs are admitted meanwhile (TAS
+# places each on free nodes, so they do not deadlock each other).
+WAIT_FOR_PODS_READY = {"enable": True, "timeout": "30m", "blockAdmission": False}
 
 
 def manager_config(frameworks: list[str]) -> str:
-    """The chart's default Configuration (recorded in the pin's digest) with exactly these integrations on: Kueue
-    manages the kinds the cluster runs (a framework whose CRD is absent only logs that it waits for it)."""
+    """The chart's default Configuration (recorded in the pin's digest) with exactly these integrations on (Kueue
+    manages the kinds the cluster runs) and waitForPodsReady on."""
     config = yaml.safe_load(upstream.digest(charts.KUEUE.pin)["chart"]["defaults"][MANAGER_CONFIG])
     config["integrations"] = {**config.get("integrations", {}), "frameworks": frameworks}
+    config["waitForPodsReady"] = WAIT_FOR_PODS_READY
     return yaml.safe_dump(config, sort_keys=False)
 
 

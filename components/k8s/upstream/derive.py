@@ -9,7 +9,8 @@ What is kept is what the add-on layer is checked against, never the upstream tex
   read, and the keys that take free-form content (a map / list default, or read whole by a template);
 - a workload manifest (DaemonSet, Pod): per object its host settings, containers (image, command, args,
   privilege, capabilities, mounts, env), host paths, annotations and the node affinity's accelerator values;
-- Go source: the value of each named string constant (a framework name, a label or annotation key).
+- Go source: the value of each named string constant (a framework name, a label or annotation key), and the JSON
+  field names of named structs (a configuration file's schema: ``{fields, inline}``, inline = embedded types).
 """
 
 from __future__ import annotations
@@ -263,3 +264,22 @@ def go_constants(text: str, names: Iterable[str]) -> dict[str, str]:
     if missing:
         raise KeyError(f"no string constant {', '.join(missing)} in the Go file")
     return {n: found[n] for n in wanted}
+
+
+def go_structs(text: str, names: Iterable[str]) -> dict[str, dict[str, list[str]]]:
+    """Per named struct of a Go file: the JSON names of its fields (``json:"name,omitempty"``) and the types it
+    embeds inline (``json:",inline"``, whose fields are its own); KeyError naming the structs not found."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for m in re.finditer(r"^type (\w+) struct \{\n(.*?)^\}", text, re.MULTILINE | re.DOTALL):
+        fields, inline = [], []
+        for f in re.finditer(r'^\s*(?:\w+\s+)?([\w.*\[\]]+)\s+`json:"([^",]*)[^"]*"', m.group(2), re.MULTILINE):
+            if f.group(2):
+                fields.append(f.group(2))
+            else:
+                inline.append(f.group(1).rsplit(".", 1)[-1])
+        out[m.group(1)] = {"fields": fields, "inline": inline}
+    wanted = list(names)
+    missing = [n for n in wanted if n not in out]
+    if missing:
+        raise KeyError(f"no struct {', '.join(missing)} in the Go file")
+    return {n: out[n] for n in wanted}

@@ -88,8 +88,8 @@ def test_kueue_integrates_batch_jobs_and_exactly_the_installed_operators(operato
 def test_the_rest_of_kueues_configuration_is_the_charts_default() -> None:
     config = _kueue_config(_render(ALL))
     default = yaml.safe_load(upstream.digest("kueue")["chart"]["defaults"]["managerConfig.controllerManagerConfigYaml"])
-    assert {k: v for k, v in config.items() if k != "integrations"} == \
-        {k: v for k, v in default.items() if k != "integrations"}
+    ours = ("integrations", "waitForPodsReady")
+    assert {k: v for k, v in config.items() if k not in ours} == {k: v for k, v in default.items() if k not in ours}
     # every framework we enable is one the pinned chart knows (its default list names them all)
     assert set(config["integrations"]["frameworks"]) <= set(default["integrations"]["frameworks"])
 
@@ -138,3 +138,21 @@ def test_trainer_runtimes_per_pool_validate_and_carry_the_topology_request(stack
             assert [j["name"] for j in jobs] == ["launcher", "node"]
             assert {j["template"]["spec"]["template"]["metadata"]["annotations"]["kueue.x-k8s.io/podset-group-name"]
                     for j in jobs} == {"mpi"}
+
+
+def test_kueue_configuration_uses_only_fields_of_the_pinned_configuration_type() -> None:
+    """Kueue's Configuration has no CRD: its schema is the Go structs (digest ``structs``, JSON field names)."""
+    structs = upstream.digest("kueue")["structs"]["apis/config/v1beta1/configuration_types.go"]
+    config = _kueue_config(_render(ALL))
+    top = {"apiVersion", "kind", *structs["Configuration"]["fields"], *structs["ControllerManager"]["fields"]}
+    assert structs["Configuration"]["inline"] == ["TypeMeta", "ControllerManager"]
+    assert set(config) <= top
+    assert set(config["integrations"]) <= set(structs["Integrations"]["fields"])
+    assert set(config["waitForPodsReady"]) <= set(structs["WaitForPodsReady"]["fields"])
+
+
+def test_a_gang_that_does_not_start_is_evicted_after_a_timeout_longer_than_kueues_default() -> None:
+    wait = _kueue_config(_render([]))["waitForPodsReady"]
+    assert wait["enable"] is True and wait["blockAdmission"] is False
+    minutes = int(wait["timeout"].removesuffix("m"))
+    assert minutes > 5  # Kueue's default, defaultPodsReadyTimeout in apis/config/v1beta1/defaults.go (v0.14.8)

@@ -158,3 +158,17 @@ def test_a_release_with_no_values_reads_nothing_unknown() -> None:
     facts = derive.chart_facts("name: c\nversion: 1.0.0\n", "a: 1\n", ["{{ .Values.a }}"])
     assert derive.unread_values({}, facts) == []
     assert derive.unread_values({"b": {}}, facts) == ["b"]
+
+
+def test_go_structs_keeps_json_names_and_inline_embeddings() -> None:
+    text = ('''type Outer struct {\n\tmetav1.TypeMeta `json:",inline"`\n\tInner `json:",inline"`\n'''
+            '''\t// Wait is documented.\n\tWait *Wait `json:"waitForPodsReady,omitempty"`\n'''
+            '''\tGates map[string]bool `json:"featureGates,omitempty"`\n}\n\ntype Other struct {\n}\n''')
+    assert derive.go_structs(text, ["Outer"]) == {
+        "Outer": {"fields": ["waitForPodsReady", "featureGates"], "inline": ["TypeMeta", "Inner"]}}
+    try:
+        derive.go_structs(text, ["Missing"])
+    except KeyError as err:
+        assert "Missing" in str(err)
+    else:
+        raise AssertionError("a missing struct must fail")
