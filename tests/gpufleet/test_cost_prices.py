@@ -47,3 +47,21 @@ def test_another_regions_row_only_when_its_own_has_none(dev: Graph) -> None:
     pool = _gpu_pool(dev, {k: v for k, v in ROWS.items() if k[1] != "us-west-2"})
     assert (pool.option, pool.usd_per_node_hour) == ("spot", 9.0)
     assert "us-east-1" in pool.source
+
+
+@pytest.mark.parametrize("option", [False, "ondemand", "SPOT", ""])
+def test_an_unknown_option_is_refused_not_priced_from_the_list_table(option: object) -> None:
+    """Before this guard, node_hour(..., False) (the old ``spot: bool`` signature) matched no row and silently fell
+    through to the list-price table; seven priced machine types looked unpriced."""
+    prices = Prices({k: Offer(v, "test") for k, v in ROWS.items()},
+                    list_prices={("aws", "g6.xlarge"): Offer(1.0, "list")})
+    with pytest.raises(ValueError, match="unknown purchase option"):
+        prices.price("aws", "us-west-2", "g6.xlarge", option)  # type: ignore[arg-type]
+    assert prices.price("aws", "us-west-2", "g6.xlarge", "spot") == Offer(0.25, "test")
+
+
+def test_spot_without_on_demand_falls_back_to_the_reserved_rate_labelled() -> None:
+    """GCP A4: Google sells no on-demand, the snapshot has no spot row: the reserved rate, said to be an upper bound."""
+    prices = Prices({("gcp", "us-central1", "a4-highgpu-8g", "reservation"): Offer(100.0, "resv")})
+    offer = prices.price("gcp", "us-central1", "a4-highgpu-8g", "spot")
+    assert offer == Offer(100.0, "no spot offer: the reserved (on-demand-equivalent) rate, an upper bound; resv")
