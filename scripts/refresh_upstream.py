@@ -119,6 +119,27 @@ def _manifest(text: str, path: str) -> dict[str, Any]:
     return {"objects": derive.manifest_kinds(text), "workloads": derive.workloads_in(text)}
 
 
+def _metrics(source: GitSource, commit: str, spec: dict[str, Any], paths: list[str]) -> list[str]:
+    """The metric series an exporter publishes, from its source: Go metric definitions (``go`` files, names
+    prefixed with ``prefix``), the ``prefix``ed keys of Go map literals (``go_keys``), a counters CSV (``csv``) or
+    the markdown metric tables under ``markdown`` (a dir)."""
+    names: set[str] = set()
+    for path in spec.get("go", []):
+        paths.append(path)
+        names.update(derive.go_metrics(source.show(commit, path), spec.get("prefix", "")))
+    for path in spec.get("csv", []):
+        paths.append(path)
+        names.update(derive.csv_metrics(source.show(commit, path)))
+    for path in spec.get("go_keys", []):
+        paths.append(path)
+        names.update(derive.go_map_keys(source.show(commit, path), spec["prefix"]))
+    if "markdown" in spec:
+        for path in (f for f in source.files(commit, spec["markdown"]) if f.endswith(".md")):
+            paths.append(path)
+            names.update(derive.markdown_metrics(source.show(commit, path)))
+    return sorted(names)
+
+
 def derive_pin(name: str, row: dict[str, Any], mirror: Path, offline: bool, today: str) -> dict[str, Any]:
     source = GitSource(row["git"]["repo"], mirror, offline)
     commit = source.commit(str(row["git"]["ref"]))
@@ -167,6 +188,8 @@ def derive_pin(name: str, row: dict[str, Any], mirror: Path, offline: bool, toda
         for path, names in row["structs"].items():
             paths.append(path)
             out["structs"][path] = derive.go_structs(source.show(commit, path), names)
+    if row.get("metrics"):
+        out["metrics"] = _metrics(source, commit, row["metrics"], paths)
     if row.get("manifests"):
         out["manifests"] = {}
         for key, path in row["manifests"].items():

@@ -283,3 +283,36 @@ def go_structs(text: str, names: Iterable[str]) -> dict[str, dict[str, list[str]
     if missing:
         raise KeyError(f"no struct {', '.join(missing)} in the Go file")
     return {n: out[n] for n in wanted}
+
+
+# ---- exporter metric names ----------------------------------------------------------------------------------------
+
+_GO_METRIC = re.compile(r"prometheus\.New(Counter|Gauge|Histogram|Summary)(?:Vec)?\(\s*prometheus\.\w+Opts\{"
+                        r"(?:(?!prometheus\.New).)*?Name:\s*\"([a-z_:][a-z0-9_:]*)\"", re.DOTALL)
+_SERIES = {"Histogram": ("_bucket", "_sum", "_count"), "Summary": ("", "_sum", "_count")}
+
+
+def go_metrics(text: str, prefix: str) -> list[str]:
+    """Series names of the client_golang metrics a Go file defines (``prometheus.NewXxxVec(prometheus.XxxOpts{...
+    Name: "n"``), ``prefix`` + name (the file's Namespace / Subsystem, joined with ``_``); histograms give their
+    ``_bucket``, ``_sum`` and ``_count`` series."""
+    out: set[str] = set()
+    for kind, name in _GO_METRIC.findall(text):
+        out.update(f"{prefix}{name}{suffix}" for suffix in _SERIES.get(kind, ("",)))
+    return sorted(out)
+
+
+def csv_metrics(text: str) -> list[str]:
+    """The first column of a DCGM exporter counters CSV (field name == metric name), comments skipped."""
+    return sorted({line.split(",")[0].strip() for line in text.splitlines()
+                   if line.strip() and not line.lstrip().startswith("#")})
+
+
+def markdown_metrics(text: str) -> list[str]:
+    """Metric names in the first column of a markdown metrics table (kube-state-metrics docs/metrics)."""
+    return sorted(set(re.findall(r"^\|\s*([a-z][a-z0-9_]*)\s*\|", text, re.MULTILINE)) - {"metric_name"})
+
+
+def go_map_keys(text: str, prefix: str) -> list[str]:
+    """String keys starting with ``prefix`` of a Go map literal (``"DCGM_FI_DEV_GPU_TEMP": ...``)."""
+    return sorted(set(re.findall(rf'^\s*"({re.escape(prefix)}[A-Za-z0-9_]*)"\s*:', text, re.MULTILINE)))

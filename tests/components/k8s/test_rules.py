@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.k8s import rules
+from components.k8s import rules, upstream
 from components.k8s.nvidia import dcgm_metric_names
 from components.k8s.observability import dashboard_files
 from components.k8s.storage import CSI
@@ -18,10 +18,15 @@ from tests.components.k8s.conftest import DATA, STACKS
 from tests.components.k8s.promql import metric_names
 from tests.conftest import of_type
 
+DERIVED = ("kueue", "kube-state-metrics")  # metric names derived from the exporter's source (pins.yaml `metrics`)
+
 
 def exported() -> set[str]:
+    """What the cluster's exporters publish: the DCGM exporter's configured fields, the names derived from the
+    pinned sources of Kueue and kube-state-metrics, and the rest with their sources in exporter_metrics.yaml."""
     sources = yaml.safe_load((DATA / "exporter_metrics.yaml").read_text())
-    return set(dcgm_metric_names()) | {m for source in sources.values() for m in source["metrics"]}
+    return (set(dcgm_metric_names()) | {m for pin in DERIVED for m in upstream.digest(pin)["metrics"]}
+            | {m for source in sources.values() for m in source["metrics"]})
 
 
 def all_alerts() -> list[rules.Alert]:
@@ -76,3 +81,21 @@ def test_the_preview_carries_the_rules_and_dashboards(graphs: dict[str, Graph], 
     for board in boards:
         [text] = board.inputs["data"].values()
         assert json.loads(text)["panels"]
+
+
+def test_the_dcgm_metric_set_names_fields_the_pinned_exporter_knows() -> None:
+    fields = set(upstream.digest("go-dcgm")["metrics"])
+    assert set(dcgm_metric_names()) <= fields
+    version = upstream.digest("gpu-operator")["chart"]["defaults"]["dcgmExporter.version"]
+    assert version.startswith(upstream.pin("dcgm-exporter")["git"]["ref"] + "-")  # the exporter the operator runs
+
+
+def test_derived_metric_names_are_what_the_exporters_spell() -> None:
+    # spelled as in Kueue's metrics reference (https://kueue.sigs.k8s.io/docs/reference/metrics/) and
+    # kube-state-metrics docs/metrics/workload/job-metrics.md
+    kueue = set(upstream.digest("kueue")["metrics"])
+    assert {"kueue_pending_workloads", "kueue_admission_wait_time_seconds_bucket",
+            "kueue_admission_wait_time_seconds_count", "kueue_admitted_active_workloads"} <= kueue
+    assert "kueue_admission_wait_time_seconds" not in kueue  # a histogram is its _bucket/_sum/_count series
+    ksm = set(upstream.digest("kube-state-metrics")["metrics"])
+    assert {"kube_job_status_failed", "kube_node_status_condition"} <= ksm
