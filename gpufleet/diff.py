@@ -86,6 +86,9 @@ class StackDiff:
         return out
 
 
+PROVIDER_PREFIX = "pulumi:providers:"
+PROVIDER_SOURCE = ("https://github.com/pulumi/pulumi/blob/00285a9b6248a4a7606fd8eb3d3485f7c2e5de12/"
+                   "pkg/resource/deploy/step_generator.go")
 _ORDER = {Op.REPLACE: 0, Op.DELETE: 1, Op.UPDATE: 2, Op.CREATE: 3, Op.IMPORT: 4, Op.READ: 5, Op.DISCARD: 6,
           Op.REFRESH: 7}
 
@@ -107,8 +110,8 @@ def changed_paths(old: Any, new: Any, prefix: str = "") -> list[str]:
 
 def resources_of(document: Mapping[str, Any]) -> list[Resource]:
     return [Resource(type=r["type"], name=r["name"], parent=r.get("parent"), custom=bool(r.get("custom", True)),
-                     inputs=r.get("inputs") or {}, dependencies=list(r.get("dependencies") or []))
-            for r in document.get("resources", [])]
+                     inputs=r.get("inputs") or {}, dependencies=list(r.get("dependencies") or []),
+                     provider=r.get("provider")) for r in document.get("resources", [])]
 
 
 def sort_changes(changes: Iterable[Change]) -> list[Change]:
@@ -128,7 +131,30 @@ def diff_resources(stack: str, base: list[Resource], head: list[Resource]) -> St
         effects = classify_all(old.type, paths, old.inputs, new.inputs)
         op = Op.REPLACE if any(e.effect is Effect.REPLACE for e in effects) else Op.UPDATE
         changes.append(Change(key, old.type, old.name, op, effects, old, new))
-    return StackDiff(stack, sort_changes(changes), base, head)
+    return StackDiff(stack, sort_changes(_cascade(changes, before, after)), base, head)
+
+
+def _cascade(changes: list[Change], before: Mapping[str, Resource], after: Mapping[str, Resource]) -> list[Change]:
+    """A replaced provider replaces every resource it manages: the engine's providerChanged / requiresReplacement
+    (pulumi/pulumi pkg/resource/deploy/step_generator.go, PROVIDER_SOURCE). A resource moved to another provider
+    is left to its own diff."""
+    replaced = {c.key for c in changes if c.op is Op.REPLACE and c.type.startswith(PROVIDER_PREFIX)}
+    if not replaced:
+        return changes
+    by_key = {c.key: c for c in changes}
+    why = PathEffect("provider", Effect.REPLACE, PROVIDER_SOURCE, "its provider is replaced, and the engine "
+                     "replaces every resource a replaced provider manages")
+    for key in before.keys() & after.keys():
+        old, new = before[key], after[key]
+        if new.provider not in replaced or old.provider != new.provider:
+            continue
+        change = by_key.get(key)
+        if change is None:
+            changes.append(Change(key, old.type, old.name, Op.REPLACE, [why], old, new))
+        elif change.op is Op.UPDATE:
+            change.op = Op.REPLACE
+            change.paths.append(why)
+    return changes
 
 
 def problems_of(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[str]:

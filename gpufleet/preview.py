@@ -53,7 +53,8 @@ class Preview:
             "project": self.graph.project if self.graph else "gpufleet",
             "stack": self.stack,
             "resources": [{"type": r.type, "name": r.name, "parent": r.parent, "custom": r.custom,
-                           "inputs": r.inputs, "dependencies": r.dependencies} for r in resources],
+                           "inputs": r.inputs, "dependencies": r.dependencies, "provider": r.provider}
+                          for r in resources],
             "summary": {"resources": len(resources), "gpus": self.gpus()},
             "notes": self.notes(),
             "policy_config": fleet_config(self.fleet) if self.fleet else {},

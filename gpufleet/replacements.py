@@ -7,8 +7,14 @@ any path the resource type has no more specific rule for; ``aws:*`` as the type 
 no rule covers is reported as "update (replacement unknown)", never guessed.
 
 Effects: ``replace`` (the provider deletes and recreates the resource), ``roll`` (updated in place, but every
-node is drained and recreated), ``in_place``, and ``replace_if`` (replaces when the new value is lower than the
-old one, e.g. a smaller Lustre capacity; otherwise in place; unknown when the values do not compare).
+node is drained and recreated), ``in_place``, ``replace_if`` (replaces when the new value is lower than the
+old one, e.g. a smaller Lustre capacity; otherwise in place; unknown when the values do not compare),
+``replace_if_updated`` (replaces when a value set before is set to another one; adding or removing it does not)
+and ``replace_if_cluster`` (a Kubernetes provider's kubeconfig: replaces when the new one is unknown or its
+active cluster differs, in place when only other parts changed, unknown when either side cannot be read).
+
+Provider resources (``pulumi:providers:*``) follow their provider's DiffConfig; when it asks for replacement,
+the engine replaces every resource the provider manages as well (gpufleet/diff.py cascades it).
 """
 
 from __future__ import annotations
@@ -21,7 +27,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+from gpufleet.capture import SECRET_MASK, UNKNOWN_MASK
+
 TABLE = Path(__file__).resolve().parent / "data" / "replacements.csv"
+CONDITIONAL = ("replace_if", "replace_if_updated", "replace_if_cluster")
 
 
 class Effect(StrEnum):
@@ -35,7 +46,7 @@ class Effect(StrEnum):
 class Rule:
     type: str
     property: str
-    effect: str  # an Effect, or "replace_if"
+    effect: str  # an Effect, or one of CONDITIONAL
     source: str
     note: str
 
@@ -93,14 +104,45 @@ def _lower(old: Any, new: Any) -> bool | None:
     return None if a is None or b is None else b < a
 
 
+def active_cluster(kubeconfig: Any) -> dict[str, Any] | None:
+    """The cluster entry a kubeconfig's current context points at (server, CA, ...); None when it cannot be read
+    (masked, unknown, not a kubeconfig). Mirrors pulumi-kubernetes' getActiveClusterFromConfig without overrides."""
+    if not isinstance(kubeconfig, str) or kubeconfig in (SECRET_MASK, UNKNOWN_MASK):
+        return None
+    try:
+        config = yaml.safe_load(kubeconfig)
+    except yaml.YAMLError:
+        return None
+    if not isinstance(config, dict):
+        return None
+    named = {c.get("name"): c.get("context") or {} for c in config.get("contexts") or [] if isinstance(c, dict)}
+    context = named.get(config.get("current-context"))
+    clusters = {c.get("name"): c.get("cluster") for c in config.get("clusters") or [] if isinstance(c, dict)}
+    found = clusters.get(context.get("cluster")) if isinstance(context, dict) else None
+    return found if isinstance(found, dict) else None
+
+
+def _conditional(kind: str, old: Any, new: Any) -> Effect:
+    if kind == "replace_if":
+        lower = _lower(old, new)
+        return Effect.UNKNOWN if lower is None else Effect.REPLACE if lower else Effect.IN_PLACE
+    if kind == "replace_if_updated":
+        return Effect.REPLACE if old is not None and new is not None and old != new else Effect.IN_PLACE
+    # replace_if_cluster: an unknown new value replaces (the provider cannot tell, so it plays safe)
+    if new == UNKNOWN_MASK:
+        return Effect.REPLACE
+    before, after = active_cluster(old), active_cluster(new)
+    if before is None or after is None:
+        return Effect.UNKNOWN
+    return Effect.REPLACE if before != after else Effect.IN_PLACE
+
+
 def classify(type_: str, path: str, old: Any = None, new: Any = None) -> PathEffect:
     rule = find_rule(type_, path)
     if rule is None:
         return PathEffect(path, Effect.UNKNOWN)
-    if rule.effect == "replace_if":
-        lower = _lower(old, new)
-        effect = Effect.UNKNOWN if lower is None else Effect.REPLACE if lower else Effect.IN_PLACE
-        return PathEffect(path, effect, rule.source, rule.note)
+    if rule.effect in CONDITIONAL:
+        return PathEffect(path, _conditional(rule.effect, old, new), rule.source, rule.note)
     return PathEffect(path, Effect(rule.effect), rule.source, rule.note)
 
 

@@ -59,7 +59,8 @@ def test_table_rows_are_sourced_and_valid() -> None:
         rows = list(csv.DictReader(fh))
     assert len(rows) > 100
     for row in rows:
-        assert row["effect"] in {"replace", "roll", "in_place", "replace_if"}, row
+        assert row["effect"] in {"replace", "roll", "in_place", "replace_if", "replace_if_updated",
+                                 "replace_if_cluster"}, row
         assert row["source"].startswith("https://"), row
         assert row["note"], row
     keys = [(r["type"], r["property"]) for r in rows]

@@ -24,12 +24,13 @@ def test_json_document_follows_the_documented_schema() -> None:
     assert doc["errors"] == [] and doc["notes"] == []
     keys = {f"{r['type']}::{r['name']}" for r in doc["resources"]}
     for r in doc["resources"]:
-        assert set(r) == {"type", "name", "parent", "custom", "inputs", "dependencies"}
+        assert set(r) == {"type", "name", "parent", "custom", "inputs", "dependencies", "provider"}
         assert r["parent"] is None or r["parent"] in keys
         assert set(r["dependencies"]) <= keys
     node_group = next(r for r in doc["resources"] if r["name"] == "train-h100-ng")
     assert node_group["parent"] == "gpufleet:aws:GpuNodeGroup::train-h100" and node_group["custom"] is True
     assert "aws:ec2/launchTemplate:LaunchTemplate::train-h100-lt" in node_group["dependencies"]
+    assert node_group["provider"] == "pulumi:providers:aws::train-aws"  # components/aws/__init__.py: <cluster>-aws
 
 
 def test_preview_is_stable_run_to_run() -> None:
