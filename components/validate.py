@@ -7,28 +7,22 @@ capabilities is checked here. Nothing is registered with Pulumi until this retur
 from __future__ import annotations
 
 import re
-import types
-import typing
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from components import catalog, job_operators, network_profiles
 from components import validate_access as access
 from components.capabilities import CloudCapabilities, capabilities
 from components.catalog import Cloud, Fabric, MachineType
-from components.errors import SpecError, SpecProblem, did_you_mean, format_path, unknown_name
+from components.errors import SpecError, SpecProblem, unknown_name
 from components.fleet import Cluster, Fleet, Pool
+from components.shape_errors import from_pydantic
 from components.spec import PENDING_ID, CapacityType, ClusterSpec, FleetSpec, NodePoolSpec
 
 Problems = Iterator[SpecProblem]
-
-_FRIENDLY = {
-    "string_pattern_mismatch": "must be 1-32 lowercase letters, digits or dashes, starting with a letter "
-    "and not ending with a dash",
-}
 
 
 def resolve(raw: Mapping[str, Any] | None, source: str | None = None) -> Fleet:
@@ -41,54 +35,12 @@ def resolve(raw: Mapping[str, Any] | None, source: str | None = None) -> Fleet:
     try:
         spec = FleetSpec.model_validate(raw)
     except ValidationError as err:
-        raise SpecError([_from_pydantic(e) for e in err.errors()], source) from None
+        raise SpecError([from_pydantic(e) for e in err.errors()], source) from None
     problems = list(_check_fleet(spec))
     if problems:
         raise SpecError(problems, source)
     clusters = tuple(_cluster(spec, c) for c in spec.clusters)
     return Fleet(spec=spec, clusters=clusters, notes=tuple(family_notes(spec)))
-
-
-# --- shape errors ----------------------------------------------------------------------------------------
-
-def _model_at(loc: tuple[str | int, ...]) -> type[BaseModel] | None:
-    """The model whose fields sit at ``loc``, walking FleetSpec's annotations."""
-    current: Any = FleetSpec
-    for part in loc:
-        if isinstance(part, int):
-            continue
-        model = _first_model(current)
-        if model is None or part not in model.model_fields:
-            return None
-        current = model.model_fields[part].annotation
-    return _first_model(current)
-
-
-def _first_model(annotation: Any) -> type[BaseModel] | None:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in typing.get_args(annotation) if not isinstance(annotation, types.NoneType) else ():
-        found = _first_model(arg)
-        if found:
-            return found
-    return None
-
-
-def _from_pydantic(error: Any) -> SpecProblem:
-    loc = tuple(error["loc"])
-    path = format_path(loc)
-    value = error.get("input")
-    kind = error["type"]
-    if kind == "extra_forbidden":
-        model = _model_at(loc[:-1])
-        known = sorted(model.model_fields) if model else []
-        guess = did_you_mean(str(loc[-1]), known)
-        hint = f" Did you mean '{guess}'?" if guess else ""
-        return SpecProblem(path, f"unknown key.{hint} Allowed here: {', '.join(known)}.")
-    if kind == "missing":
-        return SpecProblem(path, "is required.", "Add it to the stack's gpufleet:fleet config.")
-    message = _FRIENDLY.get(kind, error["msg"][0].lower() + error["msg"][1:])
-    return SpecProblem(path, f"{message}; got {value!r}.")
 
 
 # --- semantic checks -------------------------------------------------------------------------------------
