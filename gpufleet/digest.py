@@ -1,13 +1,20 @@
 """The real engine's `pulumi preview --json` document (a PreviewDigest) -> the same StackDiff as the offline path.
 
-Shape (pulumi/pulumi sdk/go/pkg/display, ``PreviewDigest`` / ``PreviewStep`` / ``PreviewDiagnostic``; the fields
-are the same in the v3.218 and v3.263 CLIs): ``{"config", "steps": [{"op", "urn", "provider", "oldState",
-"newState", "diffReasons", "replaceReasons", "detailedDiff": {path: {"kind", "inputDiff"}}}], "diagnostics":
-[{"urn", "prefix", "message", "severity"}], "changeSummary", "duration"}``; states are ``apitype.ResourceV3``
-(``urn``, ``type``, ``custom``, ``inputs``, ``outputs``, ``parent``, ``dependencies``). Step ops are apitype.OpType:
-same, create, update, delete, replace, create-replacement, delete-replaced, read, read-replacement, refresh,
-discard, discard-replaced, remove-pending-replace, import, import-replacement. A replacement appears as three steps
-(``create-replacement``, ``replace``, ``delete-replaced``); the ``replace`` step carries the reasons.
+Shape (pulumi/pulumi sdk/go/pkg/display, ``PreviewDigest`` / ``PreviewStep`` / ``PreviewDiagnostic``), checked field
+for field against outputs the CLI printed, v3.229.0 and v3.263.0 (robbeverhelst/sluiceway
+test/fixtures/pulumi/<version>/{deploy,nested-paths,resource-error,program-exception}/preview.stdout, recorded with
+``pulumi preview --json --non-interactive --color never``): ``{"config", "steps": [{"op", "urn", "provider",
+"oldState", "newState", "diffReasons", "replaceReasons", "detailedDiff": {path: {"kind", "inputDiff"}}}],
+"diagnostics": [{"urn"?, "message", "severity"}], "duration", "changeSummary"}``. States are ``apitype.ResourceV3``
+(``urn``, ``custom``, ``id``, ``delete``, ``type``, ``inputs``, ``outputs``, ``parent``, ``provider``,
+``dependencies``, ``propertyDependencies``, ``created``, ``modified``, ``sourcePosition``, ``stackTrace``). Observed:
+a diagnostic has no ``prefix``; its message starts with ``error: `` (or ``warning: ``) and ends with a newline,
+and a failed program's has no ``urn``; secrets (config and inputs) are the string ``[secret]``; by default a
+replacement is ONE ``replace`` step carrying ``oldState`` (``delete: true``) and ``newState``, with
+``replaceReasons`` / ``detailedDiff`` (``update-replace``); ``--show-replacement-steps`` splits it into
+``create-replacement``, ``replace``, ``delete-replaced``. Step ops are apitype.OpType: same, create, update, delete,
+replace, create-replacement, delete-replaced, read, read-replacement, refresh, discard, discard-replaced,
+remove-pending-replace, import, import-replacement.
 
 The engine is authoritative here: a path it lists in ``replaceReasons`` is a replacement whatever the table says,
 and an ``update`` step is never a replacement. The table still tells which in-place updates roll nodes; a path
@@ -22,7 +29,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from gpufleet.capture import Resource, plain, urn_key
+from gpufleet.capture import Resource, plain, provider_key, urn_key
 from gpufleet.diff import Change, Op, StackDiff, changed_paths, sort_changes
 from gpufleet.replacements import Effect, PathEffect, classify, get_path, normalise
 from policies.props import BUCKETS, LAUNCH_TEMPLATE, LUSTRES, NODE_POOLS
@@ -46,7 +53,8 @@ def _resource(state: Mapping[str, Any]) -> Resource:
         parent_key = None
     return Resource(type=state["type"], name=state["urn"].rsplit("::", 1)[-1], parent=parent_key,
                     custom=bool(state.get("custom", False)), inputs=plain(dict(state.get("inputs") or {})),
-                    dependencies=sorted(urn_key(u) for u in state.get("dependencies") or []))
+                    dependencies=sorted(urn_key(u) for u in state.get("dependencies") or []),
+                    provider=provider_key(str(state.get("provider") or "")))
 
 
 def stack_of(digest: Mapping[str, Any]) -> str:
@@ -92,6 +100,7 @@ def _diagnostics(digest: Mapping[str, Any]) -> tuple[list[str], list[str]]:
         if severity not in found:
             continue
         text = " ".join(_ANSI.sub("", str(d.get("message", ""))).split())
+        text = text.removeprefix(f"{severity}: ")  # the CLI (v3.229, v3.263) starts the message with it already
         where = str(d["urn"]).rsplit("::", 1)[-1] if d.get("urn") else ""
         found[severity].append(f"{severity}: {where + ': ' if where else ''}{text}")
     return found["error"], found["warning"]

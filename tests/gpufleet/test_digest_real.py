@@ -1,8 +1,11 @@
 """Real `pulumi preview --json` documents (PreviewDigest). Shapes follow pulumi/pulumi sdk/go/pkg/display/json.go
 (``PreviewDigest``: config, steps, diagnostics, changeSummary, duration; ``PreviewStep``: op, urn, provider, oldState,
-newState, diffReasons, replaceReasons, detailedDiff; ``PreviewDiagnostic``: urn, prefix, message, severity) at commit
-68316a5bd6ddd0d4f4c8fb92a0546482c121e0a2, and the step ops of apitype.OpType. Unknowns are the engine's unknown
-sentinel string; secrets the secret-signature object, as the CLI serializes them without --show-secrets."""
+newState, diffReasons, replaceReasons, detailedDiff; ``PreviewDiagnostic``) at commit
+68316a5bd6ddd0d4f4c8fb92a0546482c121e0a2, and the step ops of apitype.OpType, checked against outputs the CLI
+printed (v3.229.0 and v3.263.0, robbeverhelst/sluiceway test/fixtures/pulumi/; see test_digest_cli_shapes.py): a
+diagnostic is {urn, message, severity} with the severity already at the head of the message; secrets are the
+string "[secret]". Unknowns are the engine's unknown sentinel string (plugin.UnknownStringValue, the same UUID the
+CLI prints as a previewed provider's id)."""
 
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ from tests.conftest import example_fleet
 DATA = Path(__file__).parent / "data"
 OFFERS = DATA / "offers.csv"
 UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"  # sdk/go/common/resource/plugin rpc.go UnknownStringValue
-SECRET = {"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", "ciphertext": "[secret]"}
+SECRET = "[secret]"  # as the CLI prints a secret input in --json (observed v3.229.0, v3.263.0)
 NG = "aws:eks/nodeGroup:NodeGroup"
 NP = "gcp:container/nodePool:NodePool"
 STACK_URN = "urn:pulumi:aws-train::gpufleet::pulumi:pulumi:Stack::gpufleet-aws-train"
@@ -51,8 +54,8 @@ def step(op: str, type_: str, name: str, old: dict | None = None, new: dict | No
 
 def pool(machine: Any = "p5.48xlarge", size: Any = 16) -> dict[str, Any]:
     return {"instanceTypes": [machine], "capacityType": "ON_DEMAND",
-            "scalingConfig": size if size in (UNKNOWN, "[secret]") or (isinstance(size, dict) and "ciphertext" in size)
-            else {"maxSize": size, "minSize": size, "desiredSize": size}}
+            "scalingConfig": size if size in (UNKNOWN, SECRET) else {"maxSize": size, "minSize": size,
+                                                                     "desiredSize": size}}
 
 
 def digest(steps: list[dict[str, Any]], diagnostics: list[dict[str, Any]] | None = None,
@@ -75,11 +78,11 @@ def prices() -> cost.Prices:
 
 def test_a_failed_preview_leads_the_comment_and_fails(tmp_path: Path) -> None:
     failed = digest([step("same", NG, "train-h100-ng", pool(), pool())], diagnostics=[
-        {"urn": urn(NG, "train-h100-ng"), "prefix": "error: ", "severity": "error",
-         "message": "\x1b[31maws:eks/nodeGroup:NodeGroup resource 'train-h100-ng' has a problem: instance type not "
-                    "offered\x1b[0m\n"},
-        {"urn": STACK_URN, "prefix": "warning: ", "severity": "warning", "message": "provider is deprecated\n"},
-        {"urn": STACK_URN, "prefix": "", "severity": "info", "message": "chatter\n"}])
+        {"urn": urn(NG, "train-h100-ng"), "severity": "error",
+         "message": "error: \x1b[31maws:eks/nodeGroup:NodeGroup resource 'train-h100-ng' has a problem: instance "
+                    "type not offered\x1b[0m\n"},
+        {"urn": STACK_URN, "severity": "warning", "message": "warning: provider is deprecated\n"},
+        {"urn": STACK_URN, "severity": "info", "message": "chatter\n"}])
     d = diff_digest(failed)
     assert d.failed and d.changes == []
     assert d.problems == ["error: train-h100-ng: aws:eks/nodeGroup:NodeGroup resource 'train-h100-ng' has a problem: "
