@@ -171,7 +171,10 @@ def diff_digest(digest: Any) -> StackDiff:
                 {normalise(p.path) for p in paths} <= drifted[either.key]:
             note = "reverts drift found by --refresh"
         changes.append(Change(either.key, either.type, either.name, op, paths, old, new, note, True))
-    summary = digest.get("changeSummary") or {}
-    partial = bool(summary.get("same")) and not any(s.get("op") == "same" for s in steps)
+    # Without --show-sames the CLI lists no unchanged resource but the root stack (ShowPreviewDigest: a step is listed
+    # when shouldShow or isRootStack), while changeSummary still counts them all; `refresh` steps of unchanged
+    # resources count as `same` there too.
+    listed = sum(s.get("op") in ("same", "refresh") for s in steps)
+    partial = int((digest.get("changeSummary") or {}).get("same") or 0) > listed
     return StackDiff(stack, sort_changes(changes), list(base.values()), list(head.values()), source="pulumi-preview",
                      warnings=warnings, partial=partial, policy_config=policy_config_of(digest))

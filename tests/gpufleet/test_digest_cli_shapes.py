@@ -12,8 +12,10 @@ robbeverhelst/sluiceway under test/fixtures/pulumi/<version>/ (recorded with `pu
   ANSI colour escapes although --color never was passed.
 * nested-paths/preview.stdout @beb1e0c9: without --show-replacement-steps a replacement is ONE `replace` step with
   `oldState` (`"delete": true`, `id`, `outputs`) and `newState`, `replaceReasons` with quoted keys
-  (data["app.properties"]) and `detailedDiff` kind "update-replace"; the root stack's `same` step is listed while
-  changeSummary counts one more `same` (the explicit provider) than there are `same` steps.
+  (data["app.properties"]) and `detailedDiff` kind "update-replace"; made without --show-sames, it lists the root
+  stack's `same` step only, while changeSummary counts 2 `same` (the explicit provider is unchanged too): pulumi/pulumi
+  pkg/backend/display/json.go ShowPreviewDigest lists a step when `shouldShow(m, opts) || isRootStack(m)`, and
+  shouldShow lists a `same` step only with ShowSameResources.
 The documents below are built for this repository's stacks (our names and inputs), with those shapes; no upstream
 file is copied.
 """
@@ -76,8 +78,8 @@ def test_a_replacement_is_one_replace_step_by_default(prices: cost.Prices) -> No
             "oldState": state(pool(), old=True, delete=True), "newState": state(pool("p5en.48xlarge")),
             "replaceReasons": ["instanceTypes"],
             "detailedDiff": {"instanceTypes[0]": {"kind": "update-replace", "inputDiff": False}}}
-    d = diff_digest(digest([step], {"replace": 1, "same": 2}))
-    assert not d.partial  # the stack's same step is listed; the explicit provider's is not, as the CLI does
+    d = diff_digest(digest([step], {"replace": 1, "same": 1}))
+    assert not d.partial  # every unchanged resource (the root stack) is listed
     [change] = d.changes
     assert (change.name, change.op) == ("train-h100-ng", Op.REPLACE)
     assert [(p.path, p.effect) for p in change.paths] == [("instanceTypes[0]", Effect.REPLACE)]
@@ -114,3 +116,12 @@ def test_a_secret_input_is_the_string_secret_and_never_a_value(prices: cost.Pric
     r = report.build(diff_digest(digest([step], {"same": 1, "update": 1})), prices)
     assert [c.hidden for c in r.after] == ["[secret]"]
     assert report.headline([r]).startswith("Monthly cost change unknown")
+
+
+def test_without_show_sames_only_the_root_stack_is_listed_and_the_graph_is_partial() -> None:
+    # nested-paths (v3.263.0, no --show-sames): steps same(stack), replace, update; changeSummary same 2
+    update = {"op": "update", "urn": NG_URN, "provider": PROVIDER, "oldState": state(pool(), old=True),
+              "newState": state(pool(size=8)), "diffReasons": ["scalingConfig"],
+              "detailedDiff": {"scalingConfig.maxSize": {"kind": "update", "inputDiff": False}}}
+    assert diff_digest(digest([update], {"same": 2, "update": 1})).partial
+    assert not diff_digest(digest([update], {"same": 1, "update": 1})).partial
