@@ -121,8 +121,8 @@ def _manifest(text: str, path: str) -> dict[str, Any]:
 
 def _metrics(source: GitSource, commit: str, spec: dict[str, Any], paths: list[str]) -> list[str]:
     """The metric series an exporter publishes, from its source: Go metric definitions (``go`` files, names
-    prefixed with ``prefix``), the ``prefix``ed keys of Go map literals (``go_keys``), a counters CSV (``csv``) or
-    the markdown metric tables under ``markdown`` (a dir)."""
+    prefixed with ``prefix``), the keys of Go map literals starting with ``key_prefix`` (``go_keys``, then
+    ``prefix``ed), a counters CSV (``csv``) or the markdown metric tables under ``markdown`` (a dir)."""
     names: set[str] = set()
     for path in spec.get("go", []):
         paths.append(path)
@@ -132,7 +132,8 @@ def _metrics(source: GitSource, commit: str, spec: dict[str, Any], paths: list[s
         names.update(derive.csv_metrics(source.show(commit, path)))
     for path in spec.get("go_keys", []):
         paths.append(path)
-        names.update(derive.go_map_keys(source.show(commit, path), spec["prefix"]))
+        keys = derive.go_map_keys(source.show(commit, path), spec.get("key_prefix", ""))
+        names.update(spec.get("prefix", "") + key for key in keys)
     if "markdown" in spec:
         for path in (f for f in source.files(commit, spec["markdown"]) if f.endswith(".md")):
             paths.append(path)

@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 
 from components.fleet import Cluster
-from components.k8s import charts, rules
+from components.k8s import charts, healthgate, rules
 from components.k8s.model import Manifest, Obj, Release, Rendered, config_map, namespace
 from components.k8s.scheduling import FABRIC_LABEL, POOL_LABEL
 from components.k8s.storage import csi_driver
@@ -68,6 +68,7 @@ def alert_groups(cluster: Cluster, lustre: bool) -> dict[str, list[rules.Alert]]
     healing = bool(cluster.pools) and cluster.spec.addons.self_healing.enabled
     return {"gpu-health": rules.gpu_alerts(),
             "self-healing": rules.self_healing_alerts() if healing else [],
+            "health-gate": rules.health_gate_alerts(healthgate.NAMESPACE) if cluster.pools else [],
             "kueue": rules.kueue_alerts() if cluster.spec.addons.kueue_teams else [],
             "lustre": rules.lustre_alerts(csi_driver(cluster.cloud)) if lustre else []}
 

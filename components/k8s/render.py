@@ -3,7 +3,18 @@
 from __future__ import annotations
 
 from components.fleet import Cluster
-from components.k8s import chaos, healthgate, interconnect, kueue, nvidia, observability, operators, selfheal, storage
+from components.k8s import (
+    chaos,
+    healthgate,
+    interconnect,
+    kueue,
+    nvidia,
+    observability,
+    operators,
+    probe,
+    selfheal,
+    storage,
+)
 from components.k8s.inputs import AddonInputs
 from components.k8s.model import Rendered
 
@@ -20,7 +31,10 @@ def render(cluster: Cluster, inputs: AddonInputs) -> Rendered:
     jobs = operators.operators(cluster)
     out.extend(jobs)
     out.extend(kueue.kueue(cluster, monitoring, operators.frameworks(cluster), tuple(r.name for r in jobs.releases)))
-    out.extend(storage.lustre(cluster, inputs.lustre, kueue.team_namespaces(cluster) or ["default"]))
+    lustre = inputs.lustre is not None
+    probing = [probe.NAMESPACE] if lustre and monitoring else []
+    out.extend(storage.lustre(cluster, inputs.lustre, (kueue.team_namespaces(cluster) or ["default"]) + probing))
+    out.extend(probe.checkpoint_probe(cluster, lustre, monitoring))
     out.extend(healthgate.health_gate(cluster))
     out.extend(selfheal.self_healing(cluster, monitoring))
     out.extend(chaos.network_chaos(cluster))

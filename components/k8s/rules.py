@@ -73,6 +73,14 @@ def self_healing_alerts() -> list[Alert]:
     ]
 
 
+def health_gate_alerts(namespace: str) -> list[Alert]:
+    """The health gate's result (DCGM diagnostic + NCCL all-reduce against the catalogue's bus bandwidth), as
+    kube-state-metrics publishes every Job's status: a failed gate run is a node pair to look at."""
+    return [Alert("HealthGateFailed", f'max by (job_name) (kube_job_status_failed{{namespace="{namespace}"}}) > 0',
+                  "0m", "warning", "Health gate {{ $labels.job_name }} failed (DCGM diagnostic or NCCL bus bandwidth "
+                  "below the machine type's threshold): see its pod logs, cordon the nodes it ran on.")]
+
+
 def kueue_alerts() -> list[Alert]:
     return [
         Alert("KueueAdmissionWaitHigh", "histogram_quantile(0.9, sum by (le, cluster_queue) "

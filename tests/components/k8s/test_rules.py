@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
-from components.k8s import rules, upstream
+from components.k8s import probe, rules, upstream
+from components.k8s.healthgate import NAMESPACE
 from components.k8s.nvidia import dcgm_metric_names
 from components.k8s.observability import dashboard_files
 from components.k8s.storage import CSI
@@ -18,7 +19,8 @@ from tests.components.k8s.conftest import DATA, STACKS
 from tests.components.k8s.promql import metric_names
 from tests.conftest import of_type
 
-DERIVED = ("kueue", "kube-state-metrics")  # metric names derived from the exporter's source (pins.yaml `metrics`)
+# metric names derived from the exporters' sources (pins.yaml `metrics`)
+DERIVED = ("kueue", "kube-state-metrics", "node-exporter")
 
 
 def exported() -> set[str]:
@@ -26,12 +28,13 @@ def exported() -> set[str]:
     pinned sources of Kueue and kube-state-metrics, and the rest with their sources in exporter_metrics.yaml."""
     sources = yaml.safe_load((DATA / "exporter_metrics.yaml").read_text())
     return (set(dcgm_metric_names()) | {m for pin in DERIVED for m in upstream.digest(pin)["metrics"]}
-            | {m for source in sources.values() for m in source["metrics"]})
+            | set(probe.metric_names()) | {m for source in sources.values() for m in source["metrics"]})
 
 
 def all_alerts() -> list[rules.Alert]:
     lustre = [a for cloud in CSI for a in rules.lustre_alerts(CSI[cloud][0])]
-    return rules.gpu_alerts() + rules.kueue_alerts() + lustre
+    return (rules.gpu_alerts() + rules.kueue_alerts() + lustre + rules.self_healing_alerts()
+            + rules.health_gate_alerts(NAMESPACE) + probe.probe_alerts())
 
 
 def dashboard_queries() -> Iterator[tuple[str, str]]:
@@ -69,7 +72,8 @@ def test_health_alerts_cover_the_issue() -> None:
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_the_preview_carries_the_rules_and_dashboards(graphs: dict[str, Graph], stack: str) -> None:
-    [rule] = of_type(graphs[stack], ":PrometheusRule")
+    [rule] = [r for r in of_type(graphs[stack], ":PrometheusRule")
+              if r.inputs["metadata"]["name"] == "gpufleet-gpu-health"]
     groups: list[dict[str, Any]] = rule.inputs["spec"]["groups"]
     assert {g["name"] for g in groups} >= {"gpu-health", "kueue"}
     for group in groups:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from components.k8s import probe
 from components.k8s.storage import csi_driver
 from gpufleet.capture import UNKNOWN_MASK, Graph
 from tests.components.k8s.conftest import STACKS, clusters
@@ -20,7 +21,8 @@ def test_lustre_claims_bind_to_the_stacks_file_system(graphs: dict[str, Graph], 
     if cluster.spec.storage.lustre is None:
         assert not volumes and not claims
         return
-    assert set(claims) == {t.name for t in cluster.spec.addons.kueue_teams}
+    probe_ns = {probe.NAMESPACE} if cluster.spec.addons.monitoring else set()  # the checkpoint probe's claim
+    assert set(claims) == {t.name for t in cluster.spec.addons.kueue_teams} | probe_ns
     for namespace, claim in claims.items():
         volume = volumes[claim["volumeName"]]
         assert claim["accessModes"] == volume["accessModes"] == ["ReadWriteMany"]
