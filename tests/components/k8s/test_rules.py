@@ -103,3 +103,15 @@ def test_derived_metric_names_are_what_the_exporters_spell() -> None:
     assert "kueue_admission_wait_time_seconds" not in kueue  # a histogram is its _bucket/_sum/_count series
     ksm = set(upstream.digest("kube-state-metrics")["metrics"])
     assert {"kube_job_status_failed", "kube_node_status_condition"} <= ksm
+
+
+def test_one_dashboard_per_concern_with_unique_panels() -> None:
+    boards = {path.stem: json.loads(path.read_text()) for path in dashboard_files()}
+    # the concerns: fleet GPU health, fabric, storage, queues
+    assert {"gpu-health", "interconnect-throughput", "checkpoint-io", "team-quota-and-queues"} <= set(boards)
+    for name, board in boards.items():
+        ids = [p["id"] for p in board["panels"]]
+        assert len(ids) == len(set(ids)), name
+    assert len({board["uid"] for board in boards.values()}) == len(boards)
+    storage = {m for p in boards["checkpoint-io"]["panels"] for t in p["targets"] for m in metric_names(t["expr"])}
+    assert set(probe.metric_names()) <= storage  # every probe series is on the storage dashboard
