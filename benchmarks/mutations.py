@@ -213,10 +213,12 @@ def main() -> None:
     parser.add_argument("--timeout", type=int, default=900)
     parser.add_argument("--shard", default="1/1", help="k/n: run every n-th mutation starting at the k-th")
     parser.add_argument("--start", type=int, default=1, help="skip the mutations before this number")
+    parser.add_argument("--numbers", default="", help="comma-separated mutation numbers to run (default: all)")
     args = parser.parse_args()
+    numbers = {int(x) for x in args.numbers.split(",") if x.strip()}
     k, n = (int(x) for x in args.shard.split("/"))
     chosen = [(i, m) for i, m in enumerate(MUTATIONS, 1)
-              if args.only in m.what and i >= args.start and (i - k) % n == 0]
+              if args.only in m.what and i >= args.start and (i - k) % n == 0 and (not numbers or i in numbers)]
     with tempfile.TemporaryDirectory(prefix="gpufleet-mut-") as tmp:
         copy = Path(tmp) / "repo"
         shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(".venv", ".git", ".hypothesis", "__pycache__",

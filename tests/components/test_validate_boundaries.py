@@ -20,12 +20,17 @@ Change = Callable[[dict[str, Any]], None]
 GCP_PROJECT = "ml-train-prod"
 AZURE_CRG = ("/subscriptions/3f2a6b1c-9d4e-4f5a-8b7c-1d2e3f4a5b6c/resourceGroups/capacity/providers/"
              "Microsoft.Compute/capacityReservationGroups/crg")
+AWS_CR = "cr-0a1b2c3d4e5f60718"  # the 17-hex-digit form of https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_CapacityReservation.html
+AWS_ADMIN = "arn:aws:iam::123456789012:role/ml-platform-admin"
 
 
 def base(cloud: Cloud) -> dict[str, Any]:
-    """A minimal valid fleet: one cluster, one 8-GPU interconnect pool in the first zone, one team."""
+    """A minimal valid fleet: one cluster, one 8-GPU interconnect pool in the first zone, one team. AWS: zones by
+    zone id, two of them (the EKS control plane needs subnets in two AZs:
+    https://docs.aws.amazon.com/eks/latest/userguide/network-reqs.html), the pool pinned to the first, and one
+    admin (access entries without the creator bootstrapped as admin)."""
     machine, region, zones = {
-        Cloud.AWS: ("p5.48xlarge", "us-east-1", ["us-east-1a", "us-east-1b"]),
+        Cloud.AWS: ("p5.48xlarge", "us-east-1", ["use1-az6", "use1-az4", "use1-az1"]),
         Cloud.GCP: ("a3-megagpu-8g", "us-central1", ["us-central1-a", "us-central1-b", "us-central1-c"]),
         Cloud.AZURE: ("Standard_ND96isr_H100_v5", "eastus2", ["1", "2", "3"]),
     }[cloud]
@@ -35,6 +40,9 @@ def base(cloud: Cloud) -> dict[str, Any]:
                       "node_pools": [{"name": "gpu", "machine_type": machine, "nodes": {"min": 1, "max": 4}}],
                       "storage": {"buckets": [{"name": "ckpt"}]},
                       "addons": {"kueue_teams": [{"name": "team", "gpus": {"H100": 8}}]}}]}
+    if cloud is Cloud.AWS:
+        fleet["clusters"][0].update({"zones": zones[:2], "admins": [AWS_ADMIN]})
+        fleet["clusters"][0]["node_pools"][0]["zone"] = zones[0]
     if cloud is Cloud.GCP:
         fleet["account"] = GCP_PROJECT
     fleet["_zones"] = zones
@@ -59,6 +67,10 @@ def sets(path: str, value: Any) -> Change:
             node = node[int(part)] if isinstance(node, list) else node.setdefault(part, {})
         node[last] = value
     return change
+
+
+def no_pool_zone(f: dict[str, Any]) -> None:
+    pool(f).pop("zone", None)
 
 
 def both(*changes: Change) -> Change:
@@ -126,12 +138,26 @@ CASES: list[tuple[str, Cloud, Change, str | None]] = [
     ("gke compact 1501 nodes", G, sets("pool.nodes", {"min": 0, "max": 1501}), f"{P}.nodes.max"),
     ("gke 1501 nodes not compact", G, both(sets("pool.nodes", {"min": 0, "max": 1501}),
                                             sets("pool.compact_placement", False)), None),
-    ("compact, 2 zones, no pool zone", A, zones(2), f"{P}.zone"),
+    ("compact, 2 zones, no pool zone", A, both(zones(2), no_pool_zone), f"{P}.zone"),
     ("compact, 2 zones, pool zone set", A, both(zones(2), lambda f: pool(f).__setitem__("zone", f["_zones"][1])),
      None),
-    ("not compact, 2 zones, no pool zone", A, both(zones(2), sets("pool.compact_placement", False)), None),
-    ("interconnect off, 2 zones, no pool zone", A, both(zones(2), sets("pool.interconnect", "off")), None),
-    ("pool zone outside the cluster", A, sets("pool.zone", "us-east-1c"), f"{P}.zone"),
+    ("not compact, 2 zones, no pool zone", A, both(zones(2), no_pool_zone, sets("pool.compact_placement", False)),
+     None),
+    ("interconnect off, 2 zones, no pool zone", A, both(zones(2), no_pool_zone, sets("pool.interconnect", "off")),
+     None),
+    ("pool zone outside the cluster", A, sets("pool.zone", "use1-az1"), f"{P}.zone"),
+    # AWS zones: by zone id, at least two for the EKS control plane, each once; admins required (access entries)
+    ("aws 1 zone", A, zones(1), f"{C}.zones"),
+    ("aws 2 zones", A, zones(2), None),
+    ("aws 3 zones", A, zones(3), None),
+    ("aws zone name", A, sets("cluster.zones", ["use1-az6", "us-east-1a"]), f"{C}.zones[1]"),
+    ("aws unknown zone id", A, sets("cluster.zones", ["use1-az6", "use1-az9"]), f"{C}.zones[1]"),
+    ("aws zone twice", A, sets("cluster.zones", ["use1-az6", "use1-az6", "use1-az4"]), f"{C}.zones"),
+    ("aws no admins", A, sets("cluster.admins", []), f"{C}.admins"),
+    ("aws admin not an ARN", A, sets("cluster.admins", ["alice"]), f"{C}.admins[0]"),
+    ("aws admin user ARN", A, sets("cluster.admins", ["arn:aws:iam::123456789012:user/alice"]), None),
+    ("aws admin 11-digit account", A, sets("cluster.admins", ["arn:aws:iam::12345678901:role/a"]), f"{C}.admins[0]"),
+    ("gcp no admins", G, sets("cluster.admins", []), None),
     # system pool: the largest CPU rows are 16 vCPUs / 64 GiB (components/data/machine_types.csv)
     ("system 16 vcpus 64 GiB", A, sets("cluster.system_pool", {"vcpus": 16, "memory_gib": 64}), None),
     ("system 17 vcpus", A, sets("cluster.system_pool", {"vcpus": 17, "memory_gib": 64}), f"{C}.system_pool"),
@@ -173,7 +199,10 @@ CASES: list[tuple[str, Cloud, Change, str | None]] = [
                                                              "borrowing_limit_gpus": -1}]),
      f"{C}.addons.kueue_teams[0].borrowing_limit_gpus"),
     # capacity: ids, blocks, price caps, scale from zero
-    ("aws spot with cap", A, sets("pool.capacity", {"type": "spot", "max_usd_per_hour": 0.01}), None),
+    # EKS managed node groups cannot cap the spot price (capabilities: spot_price_cap off on AWS and GCP)
+    ("aws spot without cap", A, sets("pool.capacity", {"type": "spot"}), None),
+    ("aws spot with cap", A, sets("pool.capacity", {"type": "spot", "max_usd_per_hour": 0.01}),
+     f"{P}.capacity.max_usd_per_hour"),
     ("aws spot cap 0", A, sets("pool.capacity", {"type": "spot", "max_usd_per_hour": 0}),
      f"{P}.capacity.max_usd_per_hour"),
     ("aws on-demand with cap", A, sets("pool.capacity", {"type": "on_demand", "max_usd_per_hour": 5}),
@@ -181,17 +210,19 @@ CASES: list[tuple[str, Cloud, Change, str | None]] = [
     ("gcp spot with cap", G, sets("pool.capacity", {"type": "spot", "max_usd_per_hour": 5}),
      f"{P}.capacity.max_usd_per_hour"),
     ("azure spot with cap", Z, sets("pool.capacity", {"type": "spot", "max_usd_per_hour": 5}), None),
-    ("aws on-demand with id", A, sets("pool.capacity", {"type": "on_demand", "id": "cr-0123"}), f"{P}.capacity.id"),
+    ("aws on-demand with id", A, sets("pool.capacity", {"type": "on_demand", "id": AWS_CR}), f"{P}.capacity.id"),
     ("aws reservation without id", A, sets("pool.capacity", {"type": "reservation"}), f"{P}.capacity.id"),
-    ("aws reservation with id", A, sets("pool.capacity", {"type": "reservation", "id": "cr-0123"}), None),
-    ("aws reservation block", A, sets("pool.capacity", {"type": "reservation", "id": "cr-0123", "block": "b"}),
+    ("aws reservation id too short", A, sets("pool.capacity", {"type": "reservation", "id": "cr-0123"}),
+     f"{P}.capacity.id"),
+    ("aws reservation with id", A, sets("pool.capacity", {"type": "reservation", "id": AWS_CR}), None),
+    ("aws reservation block", A, sets("pool.capacity", {"type": "reservation", "id": AWS_CR, "block": "b"}),
      f"{P}.capacity.block"),
     ("gcp reservation block", G, sets("pool.capacity", {"type": "reservation", "id": "resv", "block": "b"}), None),
     ("gcp spot block", G, sets("pool.capacity", {"type": "spot", "block": "b"}), f"{P}.capacity.block"),
-    ("aws capacity block p5", A, sets("pool.capacity", {"type": "capacity_block", "id": "cr-0123"}), None),
+    ("aws capacity block p5", A, sets("pool.capacity", {"type": "capacity_block", "id": AWS_CR}), None),
     ("aws capacity block g6", A, both(sets("pool.machine_type", "g6.48xlarge"),
                                      sets("cluster.addons.kueue_teams", []),
-                                     sets("pool.capacity", {"type": "capacity_block", "id": "cr-0123"})),
+                                     sets("pool.capacity", {"type": "capacity_block", "id": AWS_CR})),
      f"{P}.capacity.type"),
     ("aws flex start", A, sets("pool.capacity", {"type": "flex_start"}), f"{P}.capacity.type"),
     ("gcp flex start min 0", G, flex({"min": 0, "max": 4}),
@@ -268,11 +299,7 @@ CASES: list[tuple[str, Cloud, Change, str | None]] = [
 
 
 @pytest.mark.parametrize(("label", "cloud", "change", "expected"), CASES, ids=[c[0] for c in CASES])
-def test_boundary(label: str, cloud: Cloud, change: Change, expected: str | None,
-                  request: pytest.FixtureRequest) -> None:
-    if cloud is Cloud.AWS:  # runs; a pass shows as XPASS
-        request.applymarker(pytest.mark.xfail(strict=False, reason="the AWS base fleet predates zone ids, two-zone "
-                                              "EKS and required admins (#12); rebuild it (#19)"))
+def test_boundary(label: str, cloud: Cloud, change: Change, expected: str | None) -> None:
     fleet = base(cloud)
     change(fleet)
     fleet.pop("_zones")
@@ -284,5 +311,5 @@ def test_boundary(label: str, cloud: Cloud, change: Change, expected: str | None
         return
     with pytest.raises(SpecError) as caught:
         resolve(fleet)
-    paths = [p.path for p in caught.value.problems]
-    assert expected in paths, f"{label}: expected a problem at {expected}, got {caught.value.problems}"
+    paths = {p.path for p in caught.value.problems}
+    assert paths == {expected}, f"{label}: expected a problem at {expected}, got {caught.value.problems}"

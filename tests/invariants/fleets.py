@@ -38,6 +38,9 @@ ADMINS = {Cloud.AWS: "arn:aws:iam::123456789012:role/ml-platform-admin", Cloud.G
           Cloud.AZURE: "5b8f3c2e-7a41-4d6b-9e0f-2c3d4e5f6a7b"}
 AZURE_CRG = ("/subscriptions/3f2a6b1c-9d4e-4f5a-8b7c-1d2e3f4a5b6c/resourceGroups/capacity/providers/"
              "Microsoft.Compute/capacityReservationGroups/crg-{n}")
+# AWS zones are zone ids (use1-az6: the same physical zone in every account) and an EKS control plane needs subnets
+# in two of them (https://docs.aws.amazon.com/eks/latest/userguide/network-reqs.html).
+MIN_ZONES = {Cloud.AWS: 2, Cloud.GCP: 1, Cloud.AZURE: 1}
 MAX_NODES = 32  # 2 clusters x 3 pools x 32 nodes x 8 GPUs stays under the pack's default 2,048-GPU stack cap
 
 
@@ -69,7 +72,7 @@ def capacity(draw: st.DrawFn, cloud: Cloud, machine: MachineType, zone: str, n: 
             out["block"] = f"block-{n}"
     elif kind == "reservation":
         out["id"] = AZURE_CRG.format(n=n)
-    elif kind == "spot" and cloud is not Cloud.GCP and draw(st.booleans()):
+    elif kind == "spot" and cloud is Cloud.AZURE and draw(st.booleans()):  # EKS/GKE pools cannot cap the spot price
         out["max_usd_per_hour"] = draw(st.sampled_from([0.5, 4.5, 120.0]))
     return out
 
@@ -177,7 +180,7 @@ def cluster(draw: st.DrawFn, cloud: Cloud, name: str, machines: list[MachineType
                           unique=True))
     region_zones = _region_zones(cloud, region)
     extra = [z for z in region_zones if z not in zones]
-    if extra and len(zones) < 3 and draw(st.booleans()):
+    if extra and len(zones) < 3 and (len(zones) < MIN_ZONES[cloud] or draw(st.booleans())):
         zones.append(draw(st.sampled_from(extra)))  # a zone no pool uses
     pools = [draw(pool(cloud, region, machines, n, zones)) for n in range(draw(st.integers(1, 3)))]
     out: dict[str, Any] = {"name": name, "region": region, "zones": zones,
@@ -189,7 +192,7 @@ def cluster(draw: st.DrawFn, cloud: Cloud, name: str, machines: list[MachineType
     if draw(st.booleans()):
         out["endpoint"] = "public"
         out["public_access_cidrs"] = draw(st.sampled_from([["203.0.113.0/24"], ["198.51.100.7/32", "10.0.0.0/8"]]))
-    if draw(st.booleans()):
+    if cloud is Cloud.AWS or draw(st.booleans()):  # EKS access entries: no admin, nobody reaches the API
         out["admins"] = [ADMINS[cloud]]
     out["system_pool"] = {"vcpus": draw(st.sampled_from([2, 4, 8, 16])),
                           "memory_gib": draw(st.sampled_from([4, 16, 32, 64])), "nodes": {"min": 1, "max": 3}}
@@ -230,15 +233,18 @@ def fleets(draw: st.DrawFn, cloud: Cloud | None = None) -> dict[str, Any]:
 
 def one_machine_fleet(cloud: Cloud, machine: MachineType) -> dict[str, Any]:
     """The smallest valid fleet around one machine type (every catalogue row gets one, deterministically)."""
-    region, zones = next(iter(sorted(catalog.regions(cloud, machine.name).items())))
+    region, zones = next((r, z) for r, z in sorted(catalog.regions(cloud, machine.name).items())
+                         if len(_region_zones(cloud, r)) >= MIN_ZONES[cloud])
+    others = [z for z in _region_zones(cloud, region) if z != zones[0]]
+    cluster_zones = [zones[0], *others[:MIN_ZONES[cloud] - 1]]
     kind = capacity_types(cloud, machine)[0]
     cap: dict[str, Any] = {"type": kind}
     if kind == "reservation":
         cap["id"] = "resv-1" if cloud is Cloud.GCP else AZURE_CRG.format(n=1)
     fleet = {"cloud": cloud.value, "tags": {"team": "ml-platform", "cost_center": "cc-4100"},
              "monthly_budget_usd": 1e12,
-             "clusters": [{"name": "one", "region": region, "zones": [zones[0]],
-                           "node_pools": [{"name": "gpu0", "machine_type": machine.name,
+             "clusters": [{"name": "one", "region": region, "zones": cluster_zones, "admins": [ADMINS[cloud]],
+                           "node_pools": [{"name": "gpu0", "machine_type": machine.name, "zone": zones[0],
                                            "nodes": {"min": 0, "max": 2, "desired": 1}, "capacity": cap}],
                            "addons": {"kueue_teams": [{"name": "team0", "gpus": {machine.gpu: machine.gpus}}]}}]}
     if cloud is Cloud.GCP:

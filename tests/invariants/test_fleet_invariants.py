@@ -30,11 +30,6 @@ def assert_good(raw: dict[str, Any], pack: PolicyPack) -> None:
     assert not problems, "\n".join(problems)
 
 
-AWS_ZONE_IDS = pytest.mark.xfail(strict=False, reason="the AWS fleet strategy predates zone ids, two-zone EKS and "
-                                  "required admins (#12); rebuild it on the moto-derived offerings (#19)")
-
-
-@AWS_ZONE_IDS
 @settings(settings.get_profile(PROFILE))
 @given(raw=fleets(Cloud.AWS))
 def test_generated_aws_fleets_are_good(raw: dict[str, Any], pack: PolicyPack) -> None:
@@ -76,7 +71,7 @@ def every_machine_fleet(cloud: Cloud, skip: tuple[str, ...] = ()) -> dict[str, A
     return fleet
 
 
-@pytest.mark.parametrize("cloud", [pytest.param(c, marks=AWS_ZONE_IDS) if c is Cloud.AWS else c for c in Cloud])
+@pytest.mark.parametrize("cloud", list(Cloud))
 def test_every_catalogue_machine_previews_in_one_fleet(cloud: Cloud, pack: PolicyPack) -> None:
     # Azure GB200 must not share a subscription with InfiniBand pools: it gets its own fleet below.
     raw = every_machine_fleet(cloud, skip=(AZURE_GB200,))
@@ -90,21 +85,21 @@ def test_azure_gb200_alone_previews(pack: PolicyPack) -> None:
 
 
 def _aws_efa_reservation() -> dict[str, Any]:
-    """A reservation-backed p5 pool of 4 nodes in zone b of a 3-zone cluster, with nodes.desired between min and
-    max, next to a 4-GPU g6e pool in zone a: the combination no example stack has."""
+    """A reservation-backed p5 pool of 4 nodes in the second zone of a 3-zone cluster, with nodes.desired between
+    min and max, next to a 4-GPU g6e pool in the first zone: the combination no example stack has."""
     return {"cloud": "aws", "monthly_budget_usd": 1e12, "tags": {"team": "ml", "cost_center": "cc-1"},
-            "clusters": [{"name": "train", "region": "us-east-1", "zones": ["us-east-1a", "us-east-1b", "us-east-1c"],
+            "clusters": [{"name": "train", "region": "us-east-1", "zones": ["use1-az6", "use1-az4", "use1-az1"],
+                          "admins": ["arn:aws:iam::123456789012:role/ml-platform-admin"],
                           "node_pools": [
-                              {"name": "h100", "machine_type": "p5.48xlarge", "zone": "us-east-1b",
+                              {"name": "h100", "machine_type": "p5.48xlarge", "zone": "use1-az4",
                                "nodes": {"min": 1, "max": 4, "desired": 2},
                                "capacity": {"type": "reservation", "id": "cr-0a1b2c3d4e5f60718"}},
                               {"name": "l40s", "accelerator": "L40S", "gpus": 4, "machine_type": "g6e.24xlarge",
-                               "zone": "us-east-1a", "nodes": {"min": 0, "max": 3, "desired": 1}}],
+                               "zone": "use1-az6", "nodes": {"min": 0, "max": 3, "desired": 1}}],
                           "addons": {"kueue_teams": [{"name": "pretrain", "gpus": {"H100": 20, "L40S": 6}},
                                                      {"name": "eval", "gpus": {"H100": 12}}]}}]}
 
 
-@AWS_ZONE_IDS
 def test_reservation_backed_efa_pool_keeps_its_cluster_placement_group(pack: PolicyPack) -> None:
     """The named example of issue 19: a reservation (not a capacity block) gives no placement, so the pool needs
     its own cluster placement group; the pack's interconnect-placement policy rejects the graph without it."""
