@@ -183,21 +183,19 @@ class PolicyPack:
             if keys is None or r.key in keys:
                 request = analyzer_pb2.AnalyzeRequest(type=r.type, name=r.name, urn=by_urn[r.key],
                                                       properties=_struct(r.inputs), options=self._options(r, by_urn))
-                provider = by_key.get(getattr(r, "provider", None) or "")
-                if provider is not None:
-                    request.provider.CopyFrom(analyzer_pb2.AnalyzerProviderResource(
-                        type=provider.type, name=provider.name, urn=by_urn[provider.key],
-                        properties=_struct(provider.inputs)))
+                _set_provider(request, r, by_key, by_urn)
                 verdicts += self._verdicts(self.stub.Analyze(request), r.key)
         return verdicts
 
     def analyze_stack(self, graph: Graph) -> list[Verdict]:
         """AnalyzeStack (the stack policies) over the whole graph, parents and dependencies as URNs."""
-        by_urn = urns(graph)
+        by_urn, by_key = urns(graph), graph.by_key()
         resources = [analyzer_pb2.AnalyzerResource(
             type=r.type, name=r.name, urn=by_urn[r.key], properties=_struct(r.inputs),
             options=self._options(r, by_urn), parent=by_urn.get(r.parent or "", ""),
             dependencies=[by_urn[d] for d in r.dependencies if d in by_urn]) for r in graph.resources]
+        for resource, r in zip(resources, graph.resources, strict=True):  # the engine sends each one's provider too
+            _set_provider(resource, r, by_key, by_urn)
         return self._verdicts(self.stub.AnalyzeStack(analyzer_pb2.AnalyzeStackRequest(resources=resources)), None)
 
     @staticmethod
@@ -222,6 +220,14 @@ class PolicyPack:
 
     def __exit__(self, *_: object) -> None:
         self.close()
+
+
+def _set_provider(message: Any, r: Resource, by_key: Mapping[str, Resource], by_urn: Mapping[str, str]) -> None:
+    """Fill the request's provider (an AnalyzeRequest or AnalyzerResource) from the resource's explicit provider."""
+    provider = by_key.get(r.provider or "")
+    if provider is not None:
+        message.provider.CopyFrom(analyzer_pb2.AnalyzerProviderResource(
+            type=provider.type, name=provider.name, urn=by_urn[provider.key], properties=_struct(provider.inputs)))
 
 
 def analyze(graph: Graph, config: PolicyConfig | None = None, pack: PolicyPack | None = None) -> list[Verdict]:

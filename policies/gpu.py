@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from components.catalog import Fabric, by_name
 from policies.props import (
     AKS_AGENT_POOL,
+    CLUSTERS,
     EKS_NODE_GROUP,
     FABRIC_LABEL,
     GKE_NODE_POOL,
@@ -141,16 +142,31 @@ def _cloud_installs_driver(r: Node) -> bool:
     return get(r.props, "gpuProfile.driver", "Install") != "None"
 
 
-def _operator_installs_driver(stack: Stack) -> bool:
-    return any("gpu-operator" in str(get(c.props, "chart", "")) and get(c.props, "values.driver.enabled") is not False
-               for c in stack.of_type(*OPERATOR_CHARTS))
+def _clusters(stack: Stack, node: Node) -> set[str]:
+    return {c.urn for c in stack.depends_on(node, *CLUSTERS)}
+
+
+def _operator_scopes(stack: Stack) -> list[set[str]]:
+    """The clusters each driver-installing GPU operator release reaches, through its Kubernetes provider (which
+    depends on its cluster). An empty set: the release's cluster cannot be told, so it counts for every pool."""
+    scopes = []
+    for chart in stack.of_type(*OPERATOR_CHARTS):
+        if "gpu-operator" in str(get(chart.props, "chart", "")) and get(chart.props, "values.driver.enabled") \
+                is not False:
+            provider = stack.by_urn.get(chart.provider or "")
+            scopes.append(_clusters(stack, provider) if provider is not None else set())
+    return scopes
 
 
 def driver_owner(stack: Stack, config: Config) -> Iterable[tuple[str, Node]]:
-    operator = _operator_installs_driver(stack)
+    """Judged per cluster: a stack may let the node image install the driver in one cluster and the GPU operator in
+    another."""
+    scopes = _operator_scopes(stack)
     for r in stack.of_type(*NODE_POOLS):
         if not _pool(r).is_gpu:
             continue
+        clusters = _clusters(stack, r)
+        operator = any(not scope or not clusters or scope & clusters for scope in scopes)
         cloud = _cloud_installs_driver(r)
         if cloud and operator:
             yield "the NVIDIA driver is installed twice: by the node image and by the GPU operator " \

@@ -39,6 +39,7 @@ class Node:
     props: Mapping[str, Any]
     parent: str | None = None
     dependencies: tuple[str, ...] = ()
+    provider: str | None = None  # URN of the resource's explicit provider (stack policies only)
 
 
 @dataclass
@@ -94,7 +95,8 @@ def resource_policy(name: str, description: str, level: EnforcementLevel, types:
 
 def _stack(args: StackValidationArgs) -> Stack:
     return Stack([Node(r.resource_type, r.name, r.urn, r.props, r.parent.urn if r.parent else None,
-                       tuple(d.urn for d in r.dependencies)) for r in args.resources])
+                       tuple(d.urn for d in r.dependencies), r.provider.urn if r.provider else None)
+                  for r in args.resources])
 
 
 def stack_policy(name: str, description: str, level: EnforcementLevel, check: StackCheck,

@@ -19,6 +19,7 @@ from gpufleet.conformance import check_graph
 from tests.invariants import checks
 from tests.invariants.conftest import PROFILE
 from tests.invariants.fleets import AZURE_GB200, capacity_types, fleets, gpu_machines, one_machine_fleet
+from tests.policies.helpers import mutate
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -181,11 +182,40 @@ def _two_gcp_clusters(first_driver: str, second_driver: str) -> dict[str, Any]:
     return raw
 
 
-@pytest.mark.xfail(reason="known gap found by the invariants: gpu-driver-single-owner looks for a GPU operator release "
-                   "anywhere in the stack, so a stack whose clusters choose different driver owners is refused "
-                   "(policies/gpu.py driver_owner is stack-wide, not per cluster)", strict=False)
-def test_known_gap_driver_owner_is_judged_per_cluster(pack: PolicyPack) -> None:
+def test_driver_owner_is_judged_per_cluster(pack: PolicyPack) -> None:
+    """Found by the invariants: gpu-driver-single-owner looked for a GPU operator anywhere in the stack, so a stack
+    whose clusters chose different driver owners was refused. Each cluster's pools now meet only their own
+    cluster's operator (through the release's Kubernetes provider, which depends on its cluster)."""
     assert_good(_two_gcp_clusters("operator", "cloud"), pack)
+    assert_good(_two_gcp_clusters("cloud", "operator"), pack)
+
+
+def _driver_verdicts(pack: PolicyPack, pool: str, version: str) -> list[tuple[str, str]]:
+    """Verdicts of gpu-driver-single-owner on the operator/cloud two-cluster stack after setting one GPU pool's
+    GKE driver installation (gpuDriverVersion: DEFAULT / LATEST install it, INSTALLATION_DISABLED does not)."""
+    raw = _two_gcp_clusters("operator", "cloud")
+    graph, _ = checks.preview(raw, pack)
+
+    def driver(inputs: dict[str, Any]) -> None:
+        for acc in inputs["nodeConfig"]["guestAccelerators"]:
+            acc["gpuDriverInstallationConfig"] = {"gpuDriverVersion": version}
+    graph = mutate(graph, f"{checks.GKE_NODE_POOL}::{pool}", driver)
+    return [(v.resource, v.message) for v in pack.analyze(graph) if v.policy == "gpu-driver-single-owner"]
+
+
+def test_driver_owner_operator_of_another_cluster_does_not_count(pack: PolicyPack) -> None:
+    # cluster "two" chose the node image; without it, the operator of cluster "one" does not reach its nodes
+    assert _driver_verdicts(pack, "two-gpu0-np", "INSTALLATION_DISABLED") == [
+        (f"{checks.GKE_NODE_POOL}::two-gpu0-np",
+         "no NVIDIA driver: the node image does not install it and no GPU operator does")]
+
+
+def test_driver_owner_image_and_operator_in_one_cluster_is_twice(pack: PolicyPack) -> None:
+    # cluster "one" runs the operator: its pool's image must not install the driver too; cluster "two" is fine
+    assert _driver_verdicts(pack, "one-gpu0-np", "LATEST") == [
+        (f"{checks.GKE_NODE_POOL}::one-gpu0-np",
+         "the NVIDIA driver is installed twice: by the node image and by the GPU operator (set the operator's "
+         "driver.enabled: false, or use a node image without the driver)")]
 
 
 @pytest.mark.xfail(reason="known gap found by the invariants: validation accepts compact_placement: false on a "
