@@ -55,6 +55,9 @@ class CloudCapabilities:
     capacity_blocks_for: tuple[str, ...] = ()  # machine type prefixes sold as capacity blocks
     reservation_blocks: bool = False  # can a pool target one block inside a reservation
     max_compact_nodes: int | None = None  # nodes one compact placement can hold (None: no fixed limit)
+    # capacity types that place a multi-node interconnect pool's nodes themselves, so the pool may go without compact
+    # placement (the policy pack's interconnect-placement exemptions); None: no compact placement needed at all
+    placed_by_capacity: frozenset[CapacityType] | None = None
     lustre_service: str = ""
     lustre_tiers: dict[int, LustreSizing] = field(default_factory=dict)
     network_id_pattern: str = ""  # an existing VPC / VNet id
@@ -106,6 +109,7 @@ CAPABILITIES: dict[Cloud, CloudCapabilities] = {
                               "Capacity Block for ML id (cr-...)"},
         capacity_needs_id=frozenset({CapacityType.RESERVATION, CapacityType.CAPACITY_BLOCK}),
         capacity_blocks_for=("p4d.", "p4de.", "p5.", "p5e.", "p5en.", "p6-b200."),
+        placed_by_capacity=frozenset({CapacityType.CAPACITY_BLOCK}),  # a block is one UltraCluster placement
         lustre_service="FSx for Lustre PERSISTENT_2",
         lustre_tiers={t: LustreSizing(step_tib=2.4, min_tib=1.2, max_tib=2400.0, also_tib=(1.2,))
                       for t in (125, 250, 500, 1000)},
@@ -149,6 +153,8 @@ CAPABILITIES: dict[Cloud, CloudCapabilities] = {
         capacity_needs_id=frozenset({CapacityType.RESERVATION}),
         reservation_blocks=True,
         max_compact_nodes=1500,  # https://cloud.google.com/kubernetes-engine/docs/how-to/compact-placement
+        # a specific reservation's capacity and DWS flex-start (queued provisioning) come placed
+        placed_by_capacity=frozenset({CapacityType.RESERVATION, CapacityType.FLEX_START}),
         lustre_service="Managed Lustre",
         # https://cloud.google.com/managed-lustre/docs/performance-tiers (capacity_gib / 1000): a fine step
         # up to a threshold, then a coarse one

@@ -253,19 +253,38 @@ def _check_pool(cloud: Cloud, caps: CloudCapabilities, c: ClusterSpec, pool: Nod
                           "interconnect.", f"Use a machine with one ({', '.join(with_fabric) or 'none for this GPU'})"
                           " or set interconnect: auto.")
     compact = _compact(pool, machine)
+    loosen = _without_compact(caps, pool)
     if compact and caps.max_compact_nodes and pool.nodes.max > caps.max_compact_nodes:
         yield SpecProblem(f"{path}.nodes.max", f"{pool.nodes.max} nodes do not fit one compact placement "
-                          f"(at most {caps.max_compact_nodes} on {cloud.title}).",
-                          "Split the pool, or set compact_placement: false.")
+                          f"(at most {caps.max_compact_nodes} on {cloud.title}).", f"Split the pool, or {loosen}.")
     if compact and pool.zone is None and len(c.zones) > 1:
         yield SpecProblem(f"{path}.zone", f"is unset, but compact placement keeps a pool in one zone and the "
                           f"cluster spans {len(c.zones)} ({', '.join(c.zones)}).",
-                          "Set zone to the one zone the pool's capacity is in, or set compact_placement: false.")
+                          f"Set zone to the one zone the pool's capacity is in, or {loosen}.")
+    if pool.compact_placement is False and _needs_compact(caps, pool, machine):
+        yield SpecProblem(f"{path}.compact_placement", f"is false, but this pool of up to {pool.nodes.max} "
+                          f"{machine.name} nodes needs compact placement for its {machine.fabric.value} "
+                          "interconnect (the mandatory interconnect-placement policy refuses it without).",
+                          f"Remove compact_placement, or {loosen}.")
     yield from _check_capacity(cloud, caps, pool, machine, zone, f"{path}.capacity")
     if pool.capacity.type in caps.scale_from_zero and (pool.nodes.min or pool.nodes.desired):
         yield SpecProblem(f"{path}.nodes", f"{pool.capacity.type.value!r} pools start empty and get nodes only when "
                           f"a workload asks for them; got min {pool.nodes.min}, desired {pool.nodes.desired}.",
                           "Set nodes.min: 0 and drop nodes.desired.")
+
+
+def _needs_compact(caps: CloudCapabilities, pool: NodePoolSpec, machine: MachineType) -> bool:
+    """A multi-node interconnect pool needs compact placement unless its capacity comes placed."""
+    return (caps.placed_by_capacity is not None and pool.capacity.type not in caps.placed_by_capacity
+            and pool.interconnect != "off" and machine.interconnect and pool.nodes.max > 1)
+
+
+def _without_compact(caps: CloudCapabilities, pool: NodePoolSpec) -> str:
+    """The hint for doing without compact placement: only placed capacity may drop it and keep the fabric."""
+    if caps.placed_by_capacity is None or pool.capacity.type in caps.placed_by_capacity:
+        return "set compact_placement: false"
+    placed = " or ".join(sorted(t.value for t in caps.placed_by_capacity))
+    return f"set interconnect: off, or use {placed} capacity (placed by the cloud) with compact_placement: false"
 
 
 def _compact(pool: NodePoolSpec, machine: MachineType) -> bool:

@@ -7,6 +7,7 @@ the translators under test. Each check returns problems (strings) so a failure l
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterator
 from typing import Any
 
@@ -67,6 +68,7 @@ def catalogue_agreement(raw: dict[str, Any], graph: Graph) -> Problems:
         for p in cluster["node_pools"]:
             yield from check(graph, cluster, p, machine_of(cloud, p))
         yield from kueue_quotas(cloud, graph, cluster)
+    yield from disjoint_subnets(raw, graph)
 
 
 def _initial(nodes: dict[str, Any]) -> int:
@@ -164,6 +166,24 @@ def _azure_pool(graph: Graph, cluster: dict[str, Any], p: dict[str, Any], m: Mac
     # AgentPool scaleSetPriority: Regular | Spot (https://learn.microsoft.com/rest/api/aks/agent-pools)
     if (agent.inputs.get("scaleSetPriority") == "Spot") != (kind == "spot"):
         yield f"{name}: scaleSetPriority {agent.inputs.get('scaleSetPriority')} for {kind} capacity"
+
+
+# The address range input of each cloud's subnet resource (provider SDK wire names).
+SUBNET_RANGES = {"aws:ec2/subnet:Subnet": "cidrBlock", GCP_SUBNET: "ipCidrRange",
+                 "azure-native:network:Subnet": "addressPrefix"}
+
+
+def disjoint_subnets(raw: dict[str, Any], graph: Graph) -> Problems:
+    """No two subnets one cluster builds share an address: node, GPU NIC and every zone's RoCE subnets each get
+    their own range (a RoCE range reused by a second zone routes the first zone's RDMA traffic nowhere)."""
+    for cluster in raw["clusters"]:
+        ranges = [(r.name, ipaddress.ip_network(r.inputs[field])) for r in graph.resources
+                  if (field := SUBNET_RANGES.get(r.type)) and r.name.startswith(f"{cluster['name']}-")
+                  and isinstance(r.inputs.get(field), str)]
+        for i, (name, net) in enumerate(ranges):
+            for other, other_net in ranges[i + 1:]:
+                if net.overlaps(other_net):
+                    yield f"{cluster['name']}: subnets {name} ({net}) and {other} ({other_net}) overlap"
 
 
 def _quantity(value: str) -> int:

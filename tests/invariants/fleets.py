@@ -41,6 +41,11 @@ AZURE_CRG = ("/subscriptions/3f2a6b1c-9d4e-4f5a-8b7c-1d2e3f4a5b6c/resourceGroups
 # AWS zones are zone ids (use1-az6: the same physical zone in every account) and an EKS control plane needs subnets
 # in two of them (https://docs.aws.amazon.com/eks/latest/userguide/network-reqs.html).
 MIN_ZONES = {Cloud.AWS: 2, Cloud.GCP: 1, Cloud.AZURE: 1}
+# Capacity that comes placed, so an interconnect pool may drop compact placement: an AWS Capacity Block is one
+# UltraCluster placement (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-capacity-blocks.html); GKE specific
+# reservations and flex-start (DWS) provision placed capacity; AKS pools need no compact placement.
+PLACED_BY_CAPACITY = {Cloud.AWS: ("capacity_block",), Cloud.GCP: ("reservation", "flex_start"),
+                      Cloud.AZURE: ("on_demand", "spot", "reservation")}
 MAX_NODES = 32  # 2 clusters x 3 pools x 32 nodes x 8 GPUs stays under the pack's default 2,048-GPU stack cap
 
 
@@ -113,10 +118,10 @@ def pool(draw: st.DrawFn, cloud: Cloud, region: str, machines: list[MachineType]
     out["nodes"] = draw(nodes(out["capacity"]["type"] == "flex_start"))
     out["interconnect"] = draw(st.sampled_from(["auto", "off", "required"] if machine.fabric is not Fabric.NONE
                                                else ["auto", "off"]))
-    # compact_placement: false on a multi-node fabric pool is accepted by validation but refused by the mandatory
-    # interconnect-placement policy (a known gap: test_fleet_invariants.test_known_gap_*), so it is not generated
+    # compact_placement: false on a multi-node fabric pool is invalid unless the capacity comes placed by the cloud
     wired = machine.fabric is not Fabric.NONE and out["interconnect"] != "off" and out["nodes"]["max"] > 1
-    out["compact_placement"] = draw(st.sampled_from([None, True] if wired else [None, True, False]))
+    loose = not wired or out["capacity"]["type"] in PLACED_BY_CAPACITY[cloud]
+    out["compact_placement"] = draw(st.sampled_from([None, True, False] if loose else [None, True]))
     if draw(st.booleans()):
         out["disk_gib"] = draw(st.sampled_from([50, 200, 16384]))
     if draw(st.booleans()):

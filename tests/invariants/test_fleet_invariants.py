@@ -14,6 +14,8 @@ import pytest
 from hypothesis import given, settings
 
 from components.catalog import Cloud
+from components.errors import SpecError
+from components.validate import resolve
 from gpufleet.analyzer import PolicyPack
 from gpufleet.conformance import check_graph
 from tests.invariants import checks
@@ -218,13 +220,23 @@ def test_driver_owner_image_and_operator_in_one_cluster_is_twice(pack: PolicyPac
          "driver.enabled: false, or use a node image without the driver)")]
 
 
-@pytest.mark.xfail(reason="known gap found by the invariants: validation accepts compact_placement: false on a "
-                   "multi-node interconnect pool (and suggests it as a fix), the mandatory interconnect-placement "
-                   "policy refuses the graph", strict=False)
-def test_known_gap_compact_placement_false_on_a_fabric_pool(pack: PolicyPack) -> None:
+def _p5_not_compact(capacity: dict[str, Any]) -> dict[str, Any]:
     raw = one_machine_fleet(Cloud.AWS, next(m for m in gpu_machines(Cloud.AWS) if m.name == "p5.48xlarge"))
-    raw["clusters"][0]["node_pools"][0]["compact_placement"] = False
-    assert_good(raw, pack)
+    raw["clusters"][0]["node_pools"][0].update({"compact_placement": False, "capacity": capacity})
+    return raw
+
+
+def test_compact_placement_false_on_a_fabric_pool_is_refused_before_the_policy_sees_it() -> None:
+    """Found by the invariants: validation accepted compact_placement: false on a multi-node EFA pool (and suggested
+    it as a fix) while the mandatory interconnect-placement policy refused the graph. Validation now refuses it."""
+    with pytest.raises(SpecError) as caught:
+        resolve(_p5_not_compact({"type": "on_demand"}))
+    assert [p.path for p in caught.value.problems] == ["clusters[0].node_pools[0].compact_placement"]
+
+
+def test_compact_placement_false_on_a_capacity_block_passes_the_policy(pack: PolicyPack) -> None:
+    """The exemption both sides share: a capacity block is placed by AWS, so no placement group is needed."""
+    assert_good(_p5_not_compact({"type": "capacity_block", "id": "cr-0a1b2c3d4e5f60718"}), pack)
 
 
 def test_aks_public_endpoint_limited_to_office_ranges_passes(pack: PolicyPack) -> None:

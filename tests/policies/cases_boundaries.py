@@ -5,7 +5,7 @@ user reads), so they are typed in here in full."""
 import json
 
 from tests.policies import keys as k
-from tests.policies.helpers import DROP, case
+from tests.policies.helpers import DROP, Case, case
 
 EKS_OPEN = ("the EKS API endpoint is public to {}: set endpoint: private, or list the office / CI CIDRs in "
             "public_access_cidrs")
@@ -45,7 +45,24 @@ def sse(algorithm: str, key: object) -> dict:
     return {"rules.0.applyServerSideEncryptionByDefault": rule}
 
 
+NOT_PLACED_EKS = ("node group train-a100-eval-ng (p4d.24xlarge, up to {} nodes) is not in a cluster placement group: "
+                  "EFA traffic then crosses spine switches")
+NOT_PLACED_GKE = ("a3-highgpu-8g pool of up to {} nodes has no compact placement (placementPolicy.type: COMPACT), "
+                  "specific reservation or queued provisioning")
+RESERVED_TEMPLATE = {"placement": DROP, "capacityReservationSpecification": {
+    "capacityReservationTarget": {"capacityReservationId": "cr-0a1b2c3d4e5f60718"}}}
+
+
+def eks_max(n: int) -> tuple[str, dict]:
+    return k.NG_A100, {"scalingConfig.maxSize": n}
+
+
+def gke_unplaced(max_nodes: int, **more: object) -> dict:
+    return {"placementPolicy": DROP, "autoscaling.totalMaxNodeCount": max_nodes, **more}
+
+
 PNP = "private-cluster-endpoint"
+IP = "interconnect-placement"
 ONE = "gpu-pool-one-node-at-a-time"
 CASES = [
     # EKS endpoint: public through the CIDR list is only as open as the list
@@ -139,6 +156,23 @@ CASES = [
     case("stack-gpu-cap", "aws-train", k.NG_H100, {},
          "the stack asks for up to 160 GPUs (every pool at its max nodes); the cap is 159",
          config={"stack-gpu-cap": {"max_gpus": 159}}, on=None, label="cap-below-total"),
+    # interconnect placement: from 2 nodes; an AWS reservation (not a capacity block) still needs the group;
+    # GKE: compact, a specific reservation or queued provisioning each place the pool
+    Case(IP, "aws-train", ((k.LT_A100, {"placement": DROP}), eks_max(2)),
+         [(k.LT_A100, NOT_PLACED_EKS.format(2))], label="eks-2-nodes"),
+    Case(IP, "aws-train", ((k.LT_A100, {"placement": DROP}), eks_max(1)), [], label="eks-1-node"),
+    case(IP, "aws-train", k.LT_A100, RESERVED_TEMPLATE, NOT_PLACED_EKS.format(4), label="eks-reservation-unplaced"),
+    case(IP, "aws-train", k.LT_A100, {"placement": DROP, "instanceMarketOptions.marketType": "capacity-block"},
+         label="eks-capacity-block-unplaced"),
+    case(IP, "gke", k.GKE_POOL, gke_unplaced(2), NOT_PLACED_GKE.format(2), label="gke-2-nodes"),
+    case(IP, "gke", k.GKE_POOL, gke_unplaced(1), label="gke-1-node"),
+    case(IP, "gke", k.GKE_POOL, gke_unplaced(8, **{"nodeConfig.reservationAffinity": {
+        "consumeReservationType": "SPECIFIC_RESERVATION", "key": "compute.googleapis.com/reservation-name",
+        "values": ["resv"]}}), label="gke-specific-reservation"),
+    case(IP, "gke", k.GKE_POOL, gke_unplaced(8, **{"nodeConfig.reservationAffinity": {
+        "consumeReservationType": "ANY_RESERVATION"}}), NOT_PLACED_GKE.format(8), label="gke-any-reservation"),
+    case(IP, "gke", k.GKE_POOL, gke_unplaced(8, **{"queuedProvisioning.enabled": True}), label="gke-queued"),
+    case(IP, "gke", k.GKE_POOL, gke_unplaced(8, **{"nodeConfig.flexStart": True}), label="gke-flex-start"),
     # spot: the pool id or its bare name may be allowed
     case("spot-only-where-allowed", "aws-train", k.NG_A100, {"capacityType": "SPOT"},
          config={"spot-only-where-allowed": {"spot_pools": ["a100-eval"]}}, label="spot-bare-name"),

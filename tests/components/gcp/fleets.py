@@ -43,7 +43,8 @@ ZOO = gcp_fleet(
     gpu_pool("a3-highgpu-8g", "high"),  # TCPX, spot
     gpu_pool("a3-megagpu-8g", "mega", capacity={"type": "on_demand"}),  # TCPXO, on demand
     _reserved("a3-megagpu-8g", "megares", id="a3mega-train"),
-    gpu_pool("a3-megagpu-8g", "loose", compact_placement=False, local_nvme_raid0=False),
+    # one node: an interconnect pool of 2+ nodes must keep compact placement on spot (validation refuses it)
+    gpu_pool("a3-megagpu-8g", "loose", compact_placement=False, local_nvme_raid0=False, nodes={"min": 0, "max": 1}),
     gpu_pool("a3-ultragpu-8g", "ultra", capacity={"type": "flex_start"}, nodes={"max": 4}),  # RDMA
     _reserved("a4-highgpu-8g", "a4", id="a4-resv", block="a4-resv-block-0001") | {
         "labels": {"workload": "pretraining"},

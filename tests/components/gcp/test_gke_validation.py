@@ -26,8 +26,13 @@ def test_compact_placement_across_more_than_one_zone() -> None:
     [message] = problems(gcp_fleet(pool, zones=["us-central1-b", "us-central1-c"]))
     assert message.startswith(f"{POOL}.zone: is unset, but compact placement keeps a pool in one zone and the "
                               "cluster spans 2 (us-central1-b, us-central1-c).")
-    assert message.endswith("Set zone to the one zone the pool's capacity is in, or set compact_placement: false.")
-    resolve(gcp_fleet({**pool, "compact_placement": False}, zones=["us-central1-b", "us-central1-c"]))
+    assert message.endswith("Set zone to the one zone the pool's capacity is in, or set interconnect: off, or use "
+                            "flex_start or reservation capacity (placed by the cloud) with compact_placement: false.")
+    reserved = {**pool, "compact_placement": False, "capacity": {"type": "reservation", "id": "a3mega-train"}}
+    resolve(gcp_fleet(reserved, zones=["us-central1-b", "us-central1-c"]))
+    [message] = problems(gcp_fleet({**pool, "compact_placement": False}, zones=["us-central1-b", "us-central1-c"]))
+    assert message.startswith(f"{POOL}.compact_placement: is false, but this pool of up to 2 a3-megagpu-8g "
+                              "nodes needs compact placement for its tcpxo interconnect")
 
 
 def test_reservation_in_another_zone() -> None:
