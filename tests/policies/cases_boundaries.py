@@ -179,3 +179,77 @@ CASES = [
     case("spot-only-where-allowed", "aws-train", k.NG_A100, {"capacityType": "SPOT"},
          config={"spot-only-where-allowed": {"spot_pools": ["*"]}}, label="spot-any"),
 ]
+
+# allow-lists, tags, Lustre protection and bucket versioning: each branch, the exact match at the edge
+AMT, REG, TAGS, LUS, VER = ("allowed-machine-types", "allowed-regions", "cost-tags-present", "lustre-data-protected",
+                            "checkpoint-buckets-versioned")
+NOT_ALLOWED = "machine type {!r} is not in the allow-list {}"
+MISSING = "missing cost tags {}: finance cannot allocate this resource's spend"
+FSX_UNPROTECTED = ("neither automatic backups (automaticBackupRetentionDays) nor an automatic export to S3 (a "
+                   "DataRepositoryAssociation with s3.autoExportPolicy): checkpoints written to Lustre can be lost")
+NO_DRA = ((k.DRA_CHECKPOINTS, DROP), (k.DRA_DATASETS, DROP))
+NO_EXPORT = {"s3.autoExportPolicy": {"events": []}}
+
+
+def allow(*names: str) -> dict:
+    return {AMT: {"allowed_machine_types": list(names)}}
+
+
+def regions(*names: str) -> dict:
+    return {REG: {"allowed_regions": list(names)}}
+
+
+BOUNDARY_LISTS_TAGS_DATA = [
+    case(AMT, "aws-train", k.NG_H100, {"instanceTypes": ["p5e.48xlarge"]}, config=allow(), label="empty-list"),
+    case(AMT, "aws-train", k.NG_H100, {}, config=allow("p5.48xlarge", "p4d.24xlarge"), label="listed"),
+    case(AMT, "aws-train", k.NG_H100, {"instanceTypes": ["p5.48xlarg"]},
+         NOT_ALLOWED.format("p5.48xlarg", "['p5.48xlarge']"), config=allow("p5.48xlarge"), label="prefix-not-a-match"),
+    case(AMT, "aws-train", k.NG_H100, {"instanceTypes": ["P5.48xlarge"]},
+         NOT_ALLOWED.format("P5.48xlarge", "['p5.48xlarge']"), config=allow("p5.48xlarge"), label="case-sensitive"),
+    case(AMT, "gke", k.GKE_POOL, {}, config=allow("a3-highgpu-8g"), label="gke-listed"),
+    case(AMT, "gke", k.GKE_POOL, {}, NOT_ALLOWED.format("a3-highgpu-8g", "['a3-megagpu-8g']"),
+         config=allow("a3-megagpu-8g"), label="gke-not-listed"),
+    case(AMT, "aks", k.AKS_POOL, {}, NOT_ALLOWED.format("Standard_ND96isr_H100_v5", "['Standard_ND96isr_H200_v5']"),
+         config=allow("Standard_ND96isr_H200_v5"), label="aks-not-listed"),
+    case(REG, "aws-train", k.AWS_PROVIDER, {"region": "us-east-1"}, config=regions("us-east-1"), label="aws-listed"),
+    case(REG, "aws-train", k.AWS_PROVIDER, {"region": "us-east-2"},
+         "region 'us-east-2' is not allowed; allowed: us-east-1", config=regions("us-east-1"), label="aws-neighbour"),
+    case(REG, "gke", k.GCP_LUSTRE, {"location": "us-central1-a"}, config=regions("us-central1"),
+         label="gcp-zone-of-allowed-region"),
+    case(REG, "gke", k.GKE, {"location": "us-central1"}, "region 'us-central1' is not allowed; allowed: us-east4",
+         config=regions("us-east4"), label="gcp-configured-list-replaces-default"),
+    case(REG, "gke", k.GKE, {"location": "us-central1"}, label="gcp-default-catalogue-region"),
+    case(REG, "gke", k.GKE, {"location": DROP}, label="gcp-no-location"),
+    case(REG, "aks", k.AKS, {"location": "eastus2"}, config=regions("eastus", "eastus2"), label="aks-listed"),
+    case(TAGS, "aws-train", k.NG_H100, {"tags.team": ""}, MISSING.format("team"), label="empty-value"),
+    case(TAGS, "aws-train", k.NG_H100, {"tags.cost-center": DROP}, config={TAGS: {"required_tags": ["team"]}},
+         label="configured-tags"),
+    case(TAGS, "aws-train", k.NG_H100, {"tags": {"Team": "ml", "cost_center": "cc"}},
+         MISSING.format("team, cost-center"), label="near-miss-keys"),
+    case(TAGS, "aws-train", k.AWS_PROVIDER, {"defaultTags": DROP}, label="provider-without-default-tags"),
+    case(TAGS, "aws-train", k.NODE_ROLE, {"tags": DROP}, label="not-taggable"),
+    case(TAGS, "gke", k.GKE_POOL, {"nodeConfig.resourceLabels.cost-center": DROP}, MISSING.format("cost-center"),
+         label="gke-node-labels"),
+    Case(LUS, "aws-train", (*NO_DRA, (k.FSX, {"automaticBackupRetentionDays": 1})), [], label="fsx-backup-1-day"),
+    Case(LUS, "aws-train", (*NO_DRA, (k.FSX, {"automaticBackupRetentionDays": 0})), [(k.FSX, FSX_UNPROTECTED)],
+         label="fsx-backup-0-days"),
+    Case(LUS, "aws-train", ((k.DRA_CHECKPOINTS, NO_EXPORT), (k.DRA_DATASETS, NO_EXPORT),
+                            (k.FSX, {"automaticBackupRetentionDays": 0})), [(k.FSX, FSX_UNPROTECTED)],
+         label="fsx-links-without-export"),
+    case(LUS, "aws-train", k.FSX, {"automaticBackupRetentionDays": 0}, label="fsx-export-alone"),
+    case(LUS, "aks", k.AML, {"hsm.settings.container": ""},
+         "no blob integration (hsm.settings.container): nothing exports Lustre data to Blob storage",
+         label="amlfs-empty-container"),
+    case(VER, "aws-train", k.VERSIONING, {"versioningConfiguration.status": "enabled"},
+         "versioning is not enabled (BucketVersioning status: Enabled): an overwritten or deleted checkpoint is gone",
+         on=k.BUCKET, label="s3-lowercase-status"),
+    case(VER, "aws-train", k.VERSIONING, DROP,
+         "versioning is not enabled (BucketVersioning status: Enabled): an overwritten or deleted checkpoint is gone",
+         on=k.BUCKET, label="s3-no-versioning-resource"),
+    case(VER, "aws-train", k.VERSIONING, {}, on=None, label="s3-enabled"),
+    case(VER, "gke", k.GCS, {"versioning": DROP}, "object versioning is off: set versioning.enabled: true",
+         label="gcs-unset"),
+    case(VER, "aks", k.BLOB, DROP, "blob versioning is off: add BlobServiceProperties with isVersioningEnabled: true",
+         on=k.STORAGE, label="azure-no-blob-service"),
+]
+CASES += BOUNDARY_LISTS_TAGS_DATA
