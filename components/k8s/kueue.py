@@ -57,6 +57,9 @@ def manager_config(frameworks: list[str]) -> str:
     config = yaml.safe_load(upstream.digest(charts.KUEUE.pin)["chart"]["defaults"][MANAGER_CONFIG])
     config["integrations"] = {**config.get("integrations", {}), "frameworks": frameworks}
     config["waitForPodsReady"] = WAIT_FOR_PODS_READY
+    # quota use and nominal quota per ClusterQueue (kueue_cluster_queue_resource_usage / _nominal_quota): the
+    # queues dashboard reads them, and Kueue publishes them only with this on (off in the chart's default)
+    config["metrics"] = {**config.get("metrics", {}), "enableClusterQueueResources": True}
     return yaml.safe_dump(config, sort_keys=False)
 
 

@@ -11,6 +11,7 @@ import yaml
 
 from components.k8s import probe, rules, upstream
 from components.k8s.healthgate import NAMESPACE
+from components.k8s.kueue import manager_config
 from components.k8s.nvidia import dcgm_metric_names
 from components.k8s.observability import dashboard_files
 from components.k8s.storage import CSI
@@ -115,3 +116,12 @@ def test_one_dashboard_per_concern_with_unique_panels() -> None:
     assert len({board["uid"] for board in boards.values()}) == len(boards)
     storage = {m for p in boards["checkpoint-io"]["panels"] for t in p["targets"] for m in metric_names(t["expr"])}
     assert set(probe.metric_names()) <= storage  # every probe series is on the storage dashboard
+
+
+def test_the_cluster_queue_metrics_the_dashboards_read_are_switched_on() -> None:
+    # Kueue publishes these only with metrics.enableClusterQueueResources (apis/config/v1beta1/configuration_types.go)
+    gated = {"kueue_cluster_queue_resource_usage", "kueue_cluster_queue_nominal_quota"}
+    read = {m for _, query in dashboard_queries() for m in metric_names(query)}
+    assert gated & read
+    config = yaml.safe_load(manager_config(["batch/job"]))
+    assert config["metrics"]["enableClusterQueueResources"] is True
