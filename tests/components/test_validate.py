@@ -180,4 +180,4 @@ def test_error_names_the_stack_file() -> None:
     with pytest.raises(SpecError) as caught:
         resolve(fleet, "stacks/Pulumi.dev.yaml")
     text = str(caught.value)
-    assert "stacks/Pulumi.dev.yaml: cloud:" in text and "'aws', 'gcp' or 'azure'" in text
+    assert "stacks/Pulumi.dev.yaml: cloud:" in text and "Allowed: aws, gcp, azure." in text
