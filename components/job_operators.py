@@ -19,7 +19,8 @@ NEEDS: dict[str, tuple[str, ...]] = {"trainer": ("jobset",)}  # Trainer runs eve
 
 
 def check(c: ClusterSpec, path: str) -> Iterator[SpecProblem]:
-    """Unknown names (with a did-you-mean), repeats, and an operator listed without one it needs."""
+    """Unknown names (with a did-you-mean), repeats, and an operator listed without one it needs. (A cluster without
+    GPU pools, e.g. a draft stack `gpufleet capacity apply` starts, installs none of them: nothing to run.)"""
     where = f"{path}.addons.operators"
     listed = c.addons.operators
     for i, name in enumerate(listed):
@@ -32,6 +33,3 @@ def check(c: ClusterSpec, path: str) -> Iterator[SpecProblem]:
                 yield SpecProblem(f"{where}[{i}]", f"{name!r} needs {need!r} installed beside it "
                                   f"({KNOWN[name].split(':')[0]} runs its jobs through it).",
                                   f"Add '{need}' to addons.operators.")
-    if listed and not c.node_pools:
-        yield SpecProblem(where, "job operators run GPU jobs, but this cluster has no GPU node pools.",
-                          "Add a node pool or remove addons.operators.")
