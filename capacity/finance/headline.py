@@ -95,6 +95,8 @@ class Headline:
 
 def build(run: Run, budget_usd: float | None, budget_months: Iterable[str]) -> Headline:
     months = tuple(sorted(set(budget_months)))
+    if not months:  # a budget.csv whose months all lie outside the horizon budgets nothing here: no call to make
+        budget_usd = None
     plan, granted = run.plan, run.granted
     full = next((p for p in (plan, granted) if not p.shortfall), None)  # shortfall lines: unmet beyond rounding
     return Headline(

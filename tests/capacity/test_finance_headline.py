@@ -174,3 +174,8 @@ def test_the_report_command_prints_the_headline(tmp_path: Path) -> None:
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["granted_total_usd"] == 144_000.00
 
+
+
+def test_a_budget_outside_the_horizon_makes_no_call(run: planner.Run, tmp_path: Path) -> None:
+    _, report = write(run, tmp_path, [BudgetRow(month="2027-01", cost_center="alpha", usd=1e6)])
+    assert report.headline.position is None and 'id="budget-position"' not in (tmp_path / "report.html").read_text()
