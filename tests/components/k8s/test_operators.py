@@ -89,8 +89,9 @@ def test_kueue_integrates_batch_jobs_and_exactly_the_installed_operators(operato
 def test_the_rest_of_kueues_configuration_is_the_charts_default() -> None:
     config = _kueue_config(_render(ALL))
     default = yaml.safe_load(upstream.digest("kueue")["chart"]["defaults"]["managerConfig.controllerManagerConfigYaml"])
-    ours = ("integrations", "waitForPodsReady")
+    ours = ("integrations", "waitForPodsReady", "metrics")  # metrics: one switch added, the rest kept
     assert {k: v for k, v in config.items() if k not in ours} == {k: v for k, v in default.items() if k not in ours}
+    assert config["metrics"].items() >= default["metrics"].items()
     # every framework we enable is one the pinned chart knows (its default list names them all)
     assert set(config["integrations"]["frameworks"]) <= set(default["integrations"]["frameworks"])
 
@@ -150,6 +151,7 @@ def test_kueue_configuration_uses_only_fields_of_the_pinned_configuration_type()
     assert set(config) <= top
     assert set(config["integrations"]) <= set(structs["Integrations"]["fields"])
     assert set(config["waitForPodsReady"]) <= set(structs["WaitForPodsReady"]["fields"])
+    assert set(config["metrics"]) <= set(structs["ControllerMetrics"]["fields"])
 
 
 def test_a_gang_that_does_not_start_is_evicted_after_a_timeout_longer_than_kueues_default() -> None:
