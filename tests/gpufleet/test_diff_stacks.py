@@ -21,6 +21,7 @@ from gpufleet.diff import StackDiff, diff_resources
 from gpufleet.real import RealError, check_stack, require_cli, run
 from stacks.config import STACKS_DIR
 from tests.conftest import Capture, example_fleet
+from tests.gpufleet.gitrepo import commit_on_main_then_branch
 
 DATA = Path(__file__).parent / "data"
 OFFERS = DATA / "offers.csv"
@@ -112,19 +113,10 @@ def test_diff_cli_on_preview_files_and_digest(graphs: dict[str, Graph], tmp_path
                                str(DATA / "pulumi-preview.json")]).exit_code == 0
 
 
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
-
-
 def test_pr_in_a_temporary_git_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = tmp_path / "repo"
     shutil.copytree(STACKS_DIR, repo / "stacks", ignore=shutil.ignore_patterns("*.py", "__pycache__"))
-    _git(repo.parent, "init", "-q", "-b", "main", str(repo))
-    for key, value in (("user.email", "ci@example.com"), ("user.name", "ci")):
-        _git(repo, "config", key, value)
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-q", "-m", "stacks")
-    _git(repo, "checkout", "-q", "-b", "change")
+    commit_on_main_then_branch(repo)
     path = repo / "stacks" / "Pulumi.aws-train.yaml"
     stack = yaml.safe_load(path.read_text())
     p5en(stack["config"]["gpufleet:fleet"])

@@ -18,12 +18,9 @@ from gpufleet.cli import app
 from gpufleet.diff import diff_documents
 from gpufleet.pr import failed
 from stacks.config import STACKS_DIR
+from tests.gpufleet.gitrepo import commit_on_main_then_branch, git
 
 OFFERS = Path(__file__).parent / "data" / "offers.csv"
-
-
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
 
 
 def _repo(tmp_path: Path, stacks: tuple[str, ...], broken_on_main: bool = False) -> Path:
@@ -33,12 +30,7 @@ def _repo(tmp_path: Path, stacks: tuple[str, ...], broken_on_main: bool = False)
         shutil.copy(STACKS_DIR / f"Pulumi.{s}.yaml", repo / "stacks")
         if broken_on_main:
             _break(repo / "stacks" / f"Pulumi.{s}.yaml")
-    _git(repo.parent, "init", "-q", "-b", "main", str(repo))
-    for key, value in (("user.email", "ci@example.com"), ("user.name", "ci")):
-        _git(repo, "config", key, value)
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-q", "-m", "stacks")
-    _git(repo, "checkout", "-q", "-b", "change")
+    commit_on_main_then_branch(repo)
     return repo
 
 
@@ -108,11 +100,11 @@ def test_base_cache_key_follows_content(tmp_path: Path) -> None:
     repo = _repo(tmp_path, ("dev", "aws-train"))
     first = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
     (repo / "README").write_text("docs only")
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-qm", "docs")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "docs")
     docs = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
     _break(repo / "stacks" / "Pulumi.dev.yaml")
-    _git(repo, "commit", "-qam", "dev changed")
+    git(repo, "commit", "-qam", "dev changed")
     changed = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True,
                              text=True).stdout.strip()
     key = cache_key(repo, first, "stacks", "dev")

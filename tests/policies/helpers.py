@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gpufleet.analyzer import PolicyConfig, PolicyPack, Verdict
+from gpufleet.analyzer import PolicyConfig, PolicyPack, Verdict, merge_config
 from gpufleet.capture import Graph
 
 DROP = object()  # a mutation value: delete the key (or, as the whole mutation, the resource)
@@ -87,3 +87,15 @@ def case(policy: str, base: str, key: str, change: Mutation, *messages: str, on:
     """One mutation of one resource; the verdicts are about that resource unless ``on`` names another (or None)."""
     about = key if on == SAME else on
     return Case(policy, base, ((key, change),), [(about, m) for m in messages], config or {}, label)
+
+
+def case_verdicts(pack: PolicyPack, base: Base, case: Case) -> list[Verdict]:
+    """Judge a case the way the engine would: a resource policy sees each mutated resource (Analyze), a stack
+    policy the whole mutated graph (AnalyzeStack); only the case's policy's verdicts."""
+    pack.configure(merge_config(base.config, case.config))
+    graph = case.graph(base)
+    if pack.policies[case.policy].kind == "stack":
+        verdicts = pack.analyze_stack(graph)
+    else:
+        verdicts = pack.analyze_resources(graph, {key for key, _ in case.changes})
+    return [v for v in verdicts if v.policy == case.policy]

@@ -11,21 +11,15 @@ from gpufleet.analyzer import PolicyPack, merge_config
 from tests.policies.cases_boundaries import CASES as BOUNDARIES
 from tests.policies.cases_budget import CASES as BUDGET
 from tests.policies.conftest import Bases
-from tests.policies.helpers import Case
+from tests.policies.helpers import Case, case_verdicts
 
 CASES = BOUNDARIES + BUDGET
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.policy}-{c.label}" for c in CASES])
 def test_boundary_and_branch(pack: PolicyPack, bases: Bases, case: Case) -> None:
-    base = bases[case.base]
-    pack.configure(merge_config(base.config, case.config))
-    graph = case.graph(base)
-    if pack.policies[case.policy].kind == "stack":
-        verdicts = pack.analyze_stack(graph)
-    else:
-        verdicts = pack.analyze_resources(graph, {key for key, _ in case.changes})
-    assert [(v.resource, v.message) for v in verdicts if v.policy == case.policy] == case.expected
+    verdicts = case_verdicts(pack, bases[case.base], case)
+    assert [(v.resource, v.message) for v in verdicts] == case.expected
 
 
 def test_every_case_is_labelled_uniquely() -> None:

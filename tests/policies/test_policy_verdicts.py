@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from gpufleet.analyzer import Level, PolicyPack, PolicyPackError, Verdict, merge_config
+from gpufleet.analyzer import Level, PolicyPack, PolicyPackError, Verdict
 from gpufleet.capture import UNKNOWN_MASK
 from policies.pack import all_policies
 from stacks.config import STACKS_DIR, stack_names
 from tests.policies import cases_cost, cases_gpu, cases_reliability, cases_security
 from tests.policies import keys as k
 from tests.policies.conftest import Bases, Verdicts
-from tests.policies.helpers import DROP, Case, judge, mutate
+from tests.policies.helpers import DROP, Case, case_verdicts, judge, mutate
 
 CASES: list[Case] = cases_security.CASES + cases_gpu.CASES + cases_cost.CASES + cases_reliability.CASES
 POLICY_NAMES = [p.name for p in all_policies()]
@@ -29,15 +29,9 @@ def _of(verdicts: list[Verdict], policy: str) -> list[tuple[str | None, str]]:
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.policy}-{c.base}{'-' + c.label if c.label else ''}" for c in CASES])
 def test_crafted_violation_is_reported_exactly(pack: PolicyPack, bases: Bases, case: Case) -> None:
     """Resource policies see the mutated resource (Analyze); stack policies the whole mutated graph (AnalyzeStack)."""
-    base = bases[case.base]
-    pack.configure(merge_config(base.config, case.config))
-    graph = case.graph(base)
-    if pack.policies[case.policy].kind == "stack":
-        verdicts = pack.analyze_stack(graph)
-    else:
-        verdicts = pack.analyze_resources(graph, {key for key, _ in case.changes})
+    verdicts = case_verdicts(pack, bases[case.base], case)
     assert _of(verdicts, case.policy) == case.expected
-    assert {v.level for v in verdicts if v.policy == case.policy} == {pack.policies[case.policy].level}
+    assert {v.level for v in verdicts} == {pack.policies[case.policy].level}
 
 
 @pytest.mark.parametrize("base", ORIGINALS)
