@@ -184,7 +184,7 @@ MUTATIONS = [
     # --- gpufleet -------------------------------------------------------------------------------------------------
     *_in("diff", "gpufleet/cost.py",
          ("HOURS_PER_MONTH = 730", "HOURS_PER_MONTH = 720", "PR month 720 h"),
-         ("return (self.usd_per_node_hour or 0.0) * self.nodes * HOURS_PER_MONTH",
+         ("return (self.usd_per_node_hour or 0.0) * nodes * HOURS_PER_MONTH",
           "return (self.usd_per_node_hour or 0.0) * HOURS_PER_MONTH", "cost ignores node count")),
 ]
 

@@ -194,6 +194,7 @@ def kueue_quotas(cloud: Cloud, graph: Graph, cluster: dict[str, Any]) -> Problem
     """Each team's nominal GPUs add up to its ask per GPU model; CPU, memory and EFA devices are those of the nodes
     the team's GPUs fill (GPUs / GPUs per node x the row's vCPUs, GiB, EFA interfaces)."""
     pools = {p["name"]: p for p in cluster["node_pools"]}
+    nominal: dict[str, int] = {}  # GPUs every team's quota takes from each pool (flavor)
     for team in cluster.get("addons", {}).get("kueue_teams", []):
         queue = _one(graph, CLUSTER_QUEUE, f"{cluster['name']}-addons-clusterqueue-{team['name']}")
         if queue is None:
@@ -205,6 +206,7 @@ def kueue_quotas(cloud: Cloud, graph: Graph, cluster: dict[str, Any]) -> Problem
             quota = {r["name"]: _quantity(r["nominalQuota"]) for r in flavor["resources"]}
             gpus = quota.get(GPU, 0)
             got[m.gpu] = got.get(m.gpu, 0) + gpus
+            nominal[flavor["name"]] = nominal.get(flavor["name"], 0) + gpus
             nodes = gpus / m.gpus
             want = {"cpu": int(nodes * m.vcpus), "memory": int(nodes * m.memory_gib)}
             if fabric(cloud, pools[flavor["name"]]) is Fabric.EFA:
@@ -219,3 +221,7 @@ def kueue_quotas(cloud: Cloud, graph: Graph, cluster: dict[str, Any]) -> Problem
         want_gpus = {gpu: n for gpu, n in team["gpus"].items()}
         if {k: v for k, v in got.items() if v} != want_gpus:
             yield f"team {team['name']}: nominal GPUs {got} != asked {want_gpus}"
+    for name, gpus in nominal.items():  # quotas a pool cannot hold are never admitted
+        supply = pools[name]["nodes"]["max"] * machine_of(cloud, pools[name]).gpus
+        if gpus > supply:
+            yield f"{cluster['name']}: teams' nominal quotas take {gpus} GPUs from pool {name}, which has {supply}"

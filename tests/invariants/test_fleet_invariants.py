@@ -89,7 +89,8 @@ def test_azure_gb200_alone_previews(pack: PolicyPack) -> None:
 
 def _aws_efa_reservation() -> dict[str, Any]:
     """A reservation-backed p5 pool of 4 nodes in the second zone of a 3-zone cluster, with nodes.desired between
-    min and max, next to a 4-GPU g6e pool in the first zone: the combination no example stack has."""
+    min and max, next to a 4-GPU g6e pool and a one-node p5 pool in the first zone, with Kueue quotas that spill
+    from the first H100 pool into the second: the combination no example stack has."""
     return {"cloud": "aws", "monthly_budget_usd": 1e12, "tags": {"team": "ml", "cost_center": "cc-1"},
             "clusters": [{"name": "train", "region": "us-east-1", "zones": ["use1-az6", "use1-az4", "use1-az1"],
                           "admins": ["arn:aws:iam::123456789012:role/ml-platform-admin"],
@@ -98,8 +99,11 @@ def _aws_efa_reservation() -> dict[str, Any]:
                                "nodes": {"min": 1, "max": 4, "desired": 2},
                                "capacity": {"type": "reservation", "id": "cr-0a1b2c3d4e5f60718"}},
                               {"name": "l40s", "accelerator": "L40S", "gpus": 4, "machine_type": "g6e.24xlarge",
-                               "zone": "use1-az6", "nodes": {"min": 0, "max": 3, "desired": 1}}],
-                          "addons": {"kueue_teams": [{"name": "pretrain", "gpus": {"H100": 20, "L40S": 6}},
+                               "zone": "use1-az6", "nodes": {"min": 0, "max": 3, "desired": 1}},
+                              {"name": "h100b", "machine_type": "p5.48xlarge", "zone": "use1-az6",
+                               "nodes": {"min": 0, "max": 1}}],
+                          # 28 + 12 H100 = 40: the first pool's 4 x 8 = 32, then 8 from h100b
+                          "addons": {"kueue_teams": [{"name": "pretrain", "gpus": {"H100": 28, "L40S": 6}},
                                                      {"name": "eval", "gpus": {"H100": 12}}]}}]}
 
 
