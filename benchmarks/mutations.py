@@ -196,6 +196,8 @@ def run(copy: Path, tests: list[str], timeout: int) -> str:
                               env={**__import__("os").environ, "PYTHONPATH": str(copy)})
     except subprocess.TimeoutExpired:
         return "killed (timeout)"
+    if done.returncode != 0:  # say why, so a kill by a broken environment is not taken for a test's verdict
+        print("  " + "\n  ".join((done.stdout + done.stderr).strip().splitlines()[-3:]), file=sys.stderr, flush=True)
     return "survived" if done.returncode == 0 else "killed"
 
 
