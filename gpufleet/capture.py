@@ -144,6 +144,9 @@ def run_program(stack: str, config: dict[str, Any], program: Path = PROGRAM) -> 
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     settings.ROOT.set(None)
+    # set_mocks keeps the runtime's set of outstanding outputs: a failed preview leaves its outputs there, bound to its
+    # closed loop, and the next preview in this process re-raised their errors or waited on them forever
+    settings.SETTINGS.outputs = set()
     set_all_config({k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()}, [])
     pulumi_mocks.set_mocks(mocks, project=PROJECT, stack=stack, preview=True, monitor=monitor)
     try:
@@ -154,6 +157,10 @@ def run_program(stack: str, config: dict[str, Any], program: Path = PROGRAM) -> 
             raise ProgramError(str(UnknownInvoke(mocks.unknown_invokes[0])), registered) from None
         raise ProgramError(f"the stack program failed under the offline preview: {err}", registered) from err
     finally:  # a loop left open keeps its executor's threads and descriptors: thousands of previews run in tests
+        pending = asyncio.all_tasks(loop)  # what a failed program left running is cancelled, not destroyed pending
+        for task in pending:
+            task.cancel()
+        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
         loop.run_until_complete(loop.shutdown_default_executor())
         loop.close()
         asyncio.set_event_loop(previous)
