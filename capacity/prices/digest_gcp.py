@@ -1,6 +1,7 @@
 """Digest GCP machine prices from google-cloud-pricing-cost-calculator's ``pricing.yml`` (generated from the
 Cloud Billing Catalog API) into capacity/data/recorded/gcp_machines.csv: one row per catalogue machine type
-and region the catalogue offers, for the machine types in MACHINES.
+and region the catalogue offers, for the machine types in MACHINES, with the machine type's bundled Local SSD
+(pricing.yml ``local-ssd``, GiB; empty when none is bundled), which its prices include.
 
     python -m capacity.prices.digest_gcp PATH/TO/pricing.yml > capacity/data/recorded/gcp_machines.csv
 
@@ -28,12 +29,14 @@ def main(path: str) -> None:
         data = yaml.safe_load(fh)
     instances = data["compute"]["instance"]
     out = csv.writer(sys.stdout, lineterminator="\n")
-    out.writerow(["machine_type", "region", *FIELDS, "generated"])
+    out.writerow(["machine_type", "region", *FIELDS, "bundled_local_ssd_gib", "generated"])
     for region, machines in gpu_machines(Cloud.GCP).items():
         for m in machines:
-            cost = instances.get(m.name, {}).get("cost", {}).get(region) if m.name in MACHINES else None
+            instance = instances.get(m.name, {}) if m.name in MACHINES else {}
+            cost = instance.get("cost", {}).get(region)
             if cost:
-                out.writerow([m.name, region, *(cost.get(f, "") for f in FIELDS), data["about"]["generated"]])
+                out.writerow([m.name, region, *(cost.get(f, "") for f in FIELDS), instance.get("local-ssd", ""),
+                              data["about"]["generated"]])
 
 
 if __name__ == "__main__":

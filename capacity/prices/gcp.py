@@ -1,10 +1,13 @@
 """GCP prices from the Cloud Billing Catalog API (google-cloud-billing), Compute Engine service.
 
 Google prices a GPU machine by component: GPUs x the GPU SKU + vCPUs x the series' core SKU + GiB x its RAM
-SKU, one set of SKUs per way of buying (A4's "(1 gpu slice)" SKU already covers a whole slice). The way of
-buying is read from the SKU: ``Commitment v1: ... 1 Year/3 Years`` (committed use), ``Spot Preemptible`` /
-usage type Preemptible (spot), ``DWS Defined Duration`` (flex-start), ``DWS Calendar Mode`` (calendar-mode
-reservation), else OnDemand. A machine type Google sells only through reservations, flex-start and spot
+SKU + the bundled Local SSD's GiB x the Local SSD SKU (A2 Ultra, A3: Google "bills accelerator-optimized
+machine types for their attached GPUs, predefined vCPU, memory, and bundled Local SSD (if applicable)",
+https://cloud.google.com/compute/docs/accelerator-optimized-machines), one set of SKUs per way of buying
+(A4's "(1 gpu slice)" SKU already covers a whole slice). The way of buying is read from the SKU:
+``Commitment v1: ... 1 Year/3 Years`` (committed use), ``Spot Preemptible`` / usage type Preemptible
+(spot), ``DWS Defined Duration`` (flex-start), ``DWS Calendar Mode`` (calendar-mode reservation), else
+OnDemand. A machine type Google sells only through reservations, flex-start and spot
 (components/capabilities.py ``capacity_for``) gets no on_demand row: its OnDemand rate is what a reservation
 of it bills, so it becomes a ``reservation`` row, labelled derived.
 """
@@ -34,6 +37,13 @@ GPU_PHRASE = {"nvidia-tesla-a100": "nvidia tesla a100 gpu", "nvidia-a100-80gb": 
               "nvidia-h200-141gb": "nvidia h200 141gb gpu", "nvidia-l4": "nvidia l4 gpu",
               "nvidia-b200": "nvidia b200 (1 gpu slice)"}
 SERIES_WORD = {"megagpu": "mega", "ultragpu": "ultra"}
+# series whose machine types come with Local SSD they are billed for (the catalogue's local_nvme_gib); G2's
+# Local SSD is optional, not bundled (pricing.yml's digest lists local-ssd for exactly these, see tests)
+BUNDLED_LOCAL_SSD = ("a2-ultragpu-", "a3-", "a4-")
+# the Local SSD SKUs (Cyclenerd google-cloud-pricing-cost-calculator build/mapping.csv: "SSD backed Local
+# Storage%", "... attached to Spot Preemptible%", "Commitment v1: Local SSD%1 Year / %3 Year%")
+LOCAL_SSD_PHRASES = ("ssd backed local storage", "commitment v1: local ssd")
+HOURS_PER = {"h": 1, "GiBy.h": 1, "GiBy.mo": 730}  # Google's month is 730 hours
 
 
 def default_client() -> Any:
@@ -57,21 +67,38 @@ def option_of(description: str, usage_type: str) -> Option | None:
     return Option.ON_DEMAND
 
 
-def _usd(sku: Any) -> float | None:
+def _usd_per_hour(sku: Any) -> float | None:
+    """The SKU's first-tier unit price per hour (a GiB-month Local SSD price over 730 h); None if unknown."""
     for info in sku.pricing_info[:1]:
-        rates = info.pricing_expression.tiered_rates
-        if rates:
-            price = rates[0].unit_price
-            return int(price.units) + price.nanos / 1e9
+        expression = info.pricing_expression
+        hours = HOURS_PER.get(expression.usage_unit or "h")
+        if expression.tiered_rates and hours:
+            price = expression.tiered_rates[0].unit_price
+            return (int(price.units) + price.nanos / 1e9) / hours
     return None
 
 
+def _slice_priced(machine: MachineType) -> bool:
+    return "(1 gpu slice)" in GPU_PHRASE.get(machine.accelerator_type or "", "")
+
+
+def bundled_local_ssd_gib(machine: MachineType) -> int:
+    return machine.local_nvme_gib if machine.name.startswith(BUNDLED_LOCAL_SSD) else 0
+
+
+def billed_local_ssd_gib(machine: MachineType) -> int:
+    """The bundled Local SSD priced as its own component (a GPU slice SKU already covers the slice)."""
+    return 0 if _slice_priced(machine) else bundled_local_ssd_gib(machine)
+
+
 def _component(machine: MachineType, description: str) -> str | None:
-    """'gpu', 'cpu' or 'ram' when the SKU prices that part of this machine type; None otherwise."""
+    """'gpu', 'cpu', 'ram' or 'ssd' when the SKU prices that part of this machine type; None otherwise."""
     d = description.lower()
     phrase = GPU_PHRASE.get(machine.accelerator_type or "")
     if phrase and phrase in d:
         return "gpu"
+    if d.startswith(LOCAL_SSD_PHRASES):
+        return "ssd" if billed_local_ssd_gib(machine) and "sole tenan" not in d else None
     series, word = machine.name.split("-")[0], SERIES_WORD.get(machine.name.split("-")[1], "")
     if f"{series} " not in d or "gpu" in d:
         return None
@@ -91,18 +118,21 @@ def machine_prices(machine: MachineType, skus: Iterable[Any]) -> dict[Option, tu
     for sku in sorted(skus, key=lambda s: word not in s.description.lower()):
         part = _component(machine, sku.description)
         option = option_of(sku.description, sku.category.usage_type)
-        usd = _usd(sku)
+        usd = _usd_per_hour(sku)
         if part and option and usd is not None and usd > 0:
             parts.setdefault(option, {}).setdefault(part, (usd, sku.sku_id))
     out = {}
-    slice_priced = "(1 gpu slice)" in GPU_PHRASE.get(machine.accelerator_type or "", "")
+    slice_priced, ssd_gib = _slice_priced(machine), billed_local_ssd_gib(machine)
+    needed = {"gpu"} if slice_priced else {"gpu", "cpu", "ram"} | ({"ssd"} if ssd_gib else set())
     for option, got in parts.items():
-        if "gpu" not in got or (not slice_priced and not {"cpu", "ram"} <= set(got)):
-            continue
+        if not needed <= set(got):
+            continue  # never half-priced: every billed component or no row
         total = machine.gpus * got["gpu"][0]
         if not slice_priced:
             total += machine.vcpus * got["cpu"][0] + machine.memory_gib * got["ram"][0]
-        out[option] = (total, sorted(sku for _usd_, sku in got.values()))
+        if ssd_gib:
+            total += ssd_gib * got["ssd"][0]
+        out[option] = (total, sorted(sku for part, (_usd_, sku) in got.items() if part in needed))
     return out
 
 
@@ -111,8 +141,9 @@ def rows_for(machine: MachineType, region: str, skus: list[Any], as_of: str) -> 
     sold = _sold(machine)
     rows = []
     for option, (usd, ids) in prices.items():
-        what = (f"{option.value}: {machine.gpus} GPU + {machine.vcpus} vCPU + {machine.memory_gib} GiB, "
-                f"SKUs {' '.join(ids)}")
+        ssd = billed_local_ssd_gib(machine)
+        what = (f"{option.value}: {machine.gpus} GPU + {machine.vcpus} vCPU + {machine.memory_gib} GiB"
+                + (f" + {ssd} GiB Local SSD" if ssd else "") + f", SKUs {' '.join(ids)}")
         source = SOURCE.format(what=what)
         if option is Option.ON_DEMAND and CapacityType.ON_DEMAND not in sold:
             option, source = Option.RESERVATION, RESERVATION_NOTE.format(option="OnDemand") + source

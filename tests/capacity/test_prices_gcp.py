@@ -7,6 +7,7 @@ catalog's spellings; the prices in them are test values (fakes), and expected va
 
 from __future__ import annotations
 
+import csv
 from typing import Any
 
 from google.auth.credentials import AnonymousCredentials
@@ -14,22 +15,27 @@ from google.cloud import billing_v1
 from loopback import Fake, serve
 
 from capacity.prices import gcp
+from capacity.prices.refresh import RECORDED
 from capacity.quotas import Backoff
 from capacity.schema import Option
+from components import catalog
+from components.catalog import Cloud
 
 PATH = "/v1/services/6F81-5844-456A/skus"
 NO_WAIT = Backoff(sleep=lambda _s: None)
 
 
-def sku(description: str, usage: str, usd: float, regions: list[str], group: str = "GPU") -> dict[str, Any]:
+def sku(description: str, usage: str, usd: float, regions: list[str], group: str = "GPU",
+        unit: str = "h") -> dict[str, Any]:
     units, nanos = int(usd), round((usd - int(usd)) * 1e9)
+    family = "Storage" if group == "LocalSSD" else "Compute"
     return {"name": f"services/6F81-5844-456A/skus/{abs(hash(description)) % 10**4:04d}-TEST-SKU0",
             "skuId": f"{abs(hash(description)) % 10**4:04d}-TEST-SKU0", "description": description,
-            "category": {"serviceDisplayName": "Compute Engine", "resourceFamily": "Compute",
+            "category": {"serviceDisplayName": "Compute Engine", "resourceFamily": family,
                          "resourceGroup": group, "usageType": usage},
             "serviceRegions": regions,
             "pricingInfo": [{"effectiveTime": "2026-11-01T00:00:00Z", "summary": "",
-                             "pricingExpression": {"usageUnit": "h", "usageUnitDescription": "hour",
+                             "pricingExpression": {"usageUnit": unit, "usageUnitDescription": unit,
                                                    "baseUnit": "s", "baseUnitConversionFactor": 3600,
                                                    "displayQuantity": 1, "tieredRates": [
                                                        {"startUsageAmount": 0, "unitPrice": {
@@ -97,3 +103,41 @@ def test_option_of_reads_each_way_of_buying() -> None:
         is Option.RESERVATION
     assert gcp.option_of("Reserved Nvidia H100 80GB Mega GPU in Americas", "OnDemand") is None
     assert gcp.option_of("Nvidia L4 GPU running in Americas", "OnDemand") is Option.ON_DEMAND
+
+
+def test_a3_bills_its_bundled_local_ssd_and_is_never_priced_without_it() -> None:
+    central = ["us-central1"]
+    skus = {"skus": [sku("Nvidia H100 80GB GPU running in Americas", "OnDemand", 10.0, central),
+                     sku("A3 Instance Core running in Americas", "OnDemand", 0.03, central, "CPU"),
+                     sku("A3 Instance Ram running in Americas", "OnDemand", 0.003, central, "RAM"),
+                     sku("SSD backed Local Storage", "OnDemand", 0.08, central, "LocalSSD", "GiBy.mo"),
+                     sku("Nvidia H100 80GB GPU attached to Spot Preemptible VMs running in Americas", "Preemptible",
+                         4.0, central),
+                     sku("Spot Preemptible A3 Instance Core running in Americas", "Preemptible", 0.01, central, "CPU"),
+                     sku("Spot Preemptible A3 Instance Ram running in Americas", "Preemptible", 0.001, central,
+                         "RAM"),  # no spot Local SSD SKU: no spot row
+                     sku("Nvidia L4 GPU running in Americas", "OnDemand", 0.5, central),
+                     sku("G2 Instance Core running in Americas", "OnDemand", 0.02, central, "CPU"),
+                     sku("G2 Instance Ram running in Americas", "OnDemand", 0.003, central, "RAM")]}
+    fake = Fake({("GET", PATH): [(200, skus)]})
+    with serve(fake):
+        result = gcp.fetch(central, client(fake.url), NO_WAIT)
+    got = {(r.machine_type, r.option): r for r in result.rows}
+    # a3-highgpu-8g bundles 6,000 GiB of Local SSD (https://cloud.google.com/compute/docs/gpus: "Bundled (6000 GB)"),
+    # billed per GiB-month of 730 h: (8 x 10 + 208 x 0.03 + 1872 x 0.003 + 6000 x 0.08 / 730) / 8 GPUs
+    on_demand = got[("a3-highgpu-8g", Option.ON_DEMAND)]
+    assert on_demand.usd_per_gpu_hour == 11.564192
+    assert "6000 GiB Local SSD" in on_demand.source
+    assert ("a3-highgpu-8g", Option.SPOT) not in got
+    # G2's Local SSD is optional, not bundled: 1 x 0.5 + 4 x 0.02 + 16 x 0.003, the SSD SKU notwithstanding
+    assert got[("g2-standard-4", Option.ON_DEMAND)].usd_per_gpu_hour == 0.628
+
+
+def test_the_bundled_local_ssd_is_what_the_pinned_pricing_yml_prices() -> None:
+    # capacity/data/recorded/gcp_machines.csv: pricing.yml's `local-ssd` per machine type (empty: none bundled)
+    with (RECORDED / "gcp_machines.csv").open(newline="") as fh:
+        digest = {line["machine_type"]: int(line["bundled_local_ssd_gib"] or 0) for line in csv.DictReader(fh)}
+    assert digest["a3-highgpu-8g"] == 6000 and digest["g2-standard-96"] == 0
+    for name, gib in digest.items():
+        machine = catalog.by_name(Cloud.GCP, name)
+        assert machine is not None and gcp.bundled_local_ssd_gib(machine) == gib, name
