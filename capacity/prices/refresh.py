@@ -8,7 +8,8 @@ answer against botocore's service models (as botocore's Stubber does), Azure thr
 Prices pages. Each row keeps the recorded page as its source and the day it was read as ``as_of``; a row that
 applies a billing rule to a sourced price (a reservation billed at the on-demand rate) says ``derived:``.
 GCP prices a machine from component SKUs, and no source we can cite lists those, so GCP rows come from the
-digest of machine prices (capacity/prices/digest_gcp.py) instead of the fetcher: its source names the file.
+digest of machine prices (capacity/prices/digest_gcp.py) instead of the fetcher: each says ``derived:`` (a
+third-party whole-machine price, not fetched through capacity/prices/gcp.py) and names the file.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ from components.catalog import Cloud
 
 RECORDED = Path(__file__).resolve().parents[1] / "data" / "recorded"
 HOURS_PER_MONTH = 730  # the digest's month (pricing.yml: month = hour x 730)
+DIGEST = ("the whole-machine price from a third-party digest, not through the GCP fetcher "
+          "(no citable source lists the component SKUs): ")
 NO_WAIT = Backoff(attempts=1)
 
 
@@ -143,9 +146,9 @@ def gcp_rows(facts: dict[str, Any]) -> list[OfferRow]:
                                        ("hour", Option.RESERVATION, 1)):
                 if not line[field]:
                     continue
-                source = cite + field + (f" / {per} h" if per > 1 else "") + f" / {machine.gpus} GPUs)"
-                if option is Option.RESERVATION:
-                    source = f"{DERIVED}{facts['reservation_rule']} applied to {source}"
+                source = DIGEST + cite + field + (f" / {per} h" if per > 1 else "") + f" / {machine.gpus} GPUs)"
+                source = (f"{DERIVED}{facts['reservation_rule']} applied to {source}"
+                          if option is Option.RESERVATION else DERIVED + source)
                 rows.append(offer(machine, line["region"], option, float(line[field]) / per, source, as_of))
     for f in facts["extra"]:  # machine types the digest lacks (Google sells them only reserved, flex-start, spot)
         machine = catalog.by_name(Cloud.GCP, f["machine_type"])

@@ -12,6 +12,7 @@ from capacity import inputs
 from capacity.csvio import InputError
 from capacity.inputs import sold_options
 from capacity.prices import refresh
+from capacity.prices.digest_gcp import PIN
 from capacity.schema import Option
 from components.catalog import Cloud
 from gpufleet import cost
@@ -26,8 +27,12 @@ def test_the_snapshot_is_what_the_fetchers_make_of_the_recorded_answers() -> Non
 def test_no_row_is_an_invented_ratio() -> None:
     for o in inputs.load_offers():
         assert not re.search(r"\bx \d*\.\d+|ratio", o.source), o.source
-        if o.source.startswith("derived: "):  # only a documented billing rule, applied to a sourced price
-            assert o.option is Option.RESERVATION and "https://" in o.source, o
+        from_digest = f"pricing-cost-calculator/blob/{PIN}/pricing.yml" in o.source
+        # derived: a documented billing rule applied to a sourced price, or a GCP whole-machine price from the
+        # pinned pricing.yml digest rather than the component-SKU fetcher (which no citable source can feed)
+        assert o.source.startswith("derived: ") == (o.option is Option.RESERVATION or from_digest), o
+        if o.source.startswith("derived: "):
+            assert "https://" in o.source and (o.option is Option.RESERVATION or o.cloud is Cloud.GCP), o
 
 
 def test_aws_train_capacity_block_is_priced_as_one() -> None:
