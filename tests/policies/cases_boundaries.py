@@ -253,3 +253,31 @@ BOUNDARY_LISTS_TAGS_DATA = [
          on=k.STORAGE, label="azure-no-blob-service"),
 ]
 CASES += BOUNDARY_LISTS_TAGS_DATA
+
+# taints: NoSchedule or NoExecute keep CPU pods away, PreferNoSchedule does not; one zone from 2 nodes (AKS: a
+# pool without zones is regional by design and allowed)
+TAINT = "GPU pool without the nvidia.com/gpu NoSchedule taint: CPU-only pods would land on (and block) GPU nodes"
+SPANS = ("a pool of up to {} GPU nodes spans 2 {}: multi-node jobs then pay cross-zone latency and egress; pin the "
+         "pool to one zone")
+BOUNDARY_GPU = [
+    case("gpu-taints-present", "aws-train", k.NG_H100,
+         {"taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NO_EXECUTE"}]}, label="no-execute"),
+    case("gpu-taints-present", "aws-train", k.NG_H100,
+         {"taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "PREFER_NO_SCHEDULE"}]}, TAINT,
+         label="prefer-no-schedule"),
+    case("gpu-taints-present", "aws-train", k.NG_H100,
+         {"taints": [{"key": "nvidia.com/gpu-x", "value": "present", "effect": "NO_SCHEDULE"}]}, TAINT,
+         label="near-miss-key"),
+    case("gpu-taints-present", "aks", k.AKS_POOL, {"nodeTaints": ["nvidia.com/gpu=present:NoExecute"]},
+         label="aks-no-execute"),
+    Case("multi-node-pool-single-zone", "aws-train", ((k.NG_A100, {"subnetIds": ["subnet-a", "subnet-b"]}),
+                                                     eks_max(1)), [], label="eks-1-node-2-subnets"),
+    Case("multi-node-pool-single-zone", "aws-train", ((k.NG_A100, {"subnetIds": ["subnet-a", "subnet-b"]}),
+                                                     eks_max(2)), [(k.NG_A100, SPANS.format(2, "subnets"))],
+         label="eks-2-nodes-2-subnets"),
+    case("multi-node-pool-single-zone", "aks", k.AKS_POOL, {"availabilityZones": []}, label="aks-regional"),
+    case("multi-node-pool-single-zone", "gke", k.GKE_POOL,
+         {"nodeLocations": ["us-central1-a", "us-central1-b"], "autoscaling.totalMaxNodeCount": 1},
+         label="gke-1-node-2-locations"),
+]
+CASES += BOUNDARY_GPU
