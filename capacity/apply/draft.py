@@ -50,9 +50,7 @@ def new_stack(docs: list[StackDoc], cloud: str, region: str, gpus: list[str], mo
     cluster.pop("network_profiles", None)
     path = source.path.parent / f"Pulumi.{cloud}-{region}.yaml"
     text = HEADER.format(month=month, source=source.name, gpus=", ".join(gpus), cloud=cloud, region=region)
-    skeleton = plain(fleet)  # no pools yet: the plan adds them next, and revalidate() checks the finished draft
-    skeleton["clusters"][0].get("addons", {}).pop("operators", None)  # job operators are refused without pools
-    return StackDoc(path, "", doc, resolve(skeleton, str(path)), draft=True, header=text)
+    return StackDoc(path, "", doc, resolve(plain(fleet), str(path)), draft=True, header=text)
 
 
 def _shared_prefix(a: str, b: str) -> int:
