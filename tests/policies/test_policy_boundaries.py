@@ -9,11 +9,12 @@ import pytest
 
 from gpufleet.analyzer import PolicyPack, merge_config
 from tests.policies.cases_boundaries import CASES as BOUNDARIES
+from tests.policies.cases_boundaries_catalog import CASES as CATALOG
 from tests.policies.cases_budget import CASES as BUDGET
 from tests.policies.conftest import Bases
 from tests.policies.helpers import Case, case_verdicts
 
-CASES = BOUNDARIES + BUDGET
+CASES = BOUNDARIES + CATALOG + BUDGET
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.policy}-{c.label}" for c in CASES])
