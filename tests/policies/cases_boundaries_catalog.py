@@ -152,7 +152,9 @@ BOUNDARY_MAINTENANCE = [
     case(MW, "gke", k.GKE, {"maintenancePolicy": {}}, GKE_NO_WINDOW, label="gke-empty-policy"),
     case(MW, "gke", k.GKE, {"maintenancePolicy": {"maintenanceExclusions": []}}, GKE_NO_WINDOW,
          label="gke-empty-exclusions"),
-    # FSx: the aws-train example sets no weeklyMaintenanceStartTime (d:HH:MM, FSx API WeeklyMaintenanceStartTime)
+    # FSx: the aws-train example sets no weeklyMaintenanceStartTime; "d:HH:MM" UTC, d 1 (Monday) to 7, so 6:02:00 is
+    # Saturday 02:00 (FSx API WeeklyMaintenanceStartTime, as documented at
+    # https://docs.aws.amazon.com/fsx/latest/APIReference/API_UpdateFileCacheLustreConfiguration.html)
     case(MW, "aws-train", k.FSX, {"weeklyMaintenanceStartTime": "6:02:00"}, on=None, label="fsx-window"),
     case(MW, "aws-train", k.FSX, {"weeklyMaintenanceStartTime": ""}, FSX_NO_WINDOW, label="fsx-empty-window"),
     # Managed Lustre: maintenancePolicy; AMLFS: maintenanceWindow.dayOfWeek
