@@ -88,6 +88,15 @@ def npd_daemonset(cluster: Cluster) -> Obj:
             "containers": [container], "volumes": volumes}}})
 
 
+def crd_file(pin: str) -> ManifestFile:
+    """The operator's CRD at its pinned tag, applied by Pulumi: the CRs that use it are created on the first
+    `pulumi up`, before anyone approves the operator's install plan. OLM later validates and updates an existing
+    CRD rather than failing on it (OLM v0.46.0 pkg/controller/operators/catalog/step.go)."""
+    row = upstream.pin(pin)
+    [path] = row["crds"]
+    return ManifestFile(f"{pin}-crd", row["raw"] + path)
+
+
 def subscription(pin: str) -> Manifest:
     """An OLM Subscription to one Medik8s operator at its pinned bundle: package and channel from the bundle's
     annotations, the CSV name OLM gives a bundle (<package>.<tag>), operatorhub.io's catalog from olm.yaml."""
@@ -116,7 +125,7 @@ def node_health_check(cluster: Cluster, pool: Pool) -> Manifest:
         "maxUnhealthy": max_unhealthy_nodes(pool, healing),
         "remediationTemplate": {"apiVersion": "self-node-remediation.medik8s.io/v1alpha1",
                                 "kind": "SelfNodeRemediationTemplate", "name": TEMPLATE,
-                                "namespace": OPERATORS_NAMESPACE}}), after=("olm-olm",))
+                                "namespace": OPERATORS_NAMESPACE}}), after=("olm-olm", crd_file(NHC_PIN).name))
 
 
 def self_healing(cluster: Cluster, monitoring: bool) -> Rendered:
@@ -127,14 +136,15 @@ def self_healing(cluster: Cluster, monitoring: bool) -> Rendered:
     out = Rendered(
         files=[ManifestFile("npd-rbac", npd["raw"] + npd["manifests"]["rbac"]),
                ManifestFile("olm-crds", olm["raw"] + olm["manifests"]["crds"]),
-               ManifestFile("olm-olm", olm["raw"] + olm["manifests"]["olm"], after=("olm-crds",))],
+               ManifestFile("olm-olm", olm["raw"] + olm["manifests"]["olm"], after=("olm-crds",)),
+               *(crd_file(pin) for pin in (NHC_PIN, SNR_PIN))],
         manifests=[
             config_map("gpu-problem-detector-config", NPD_NAMESPACE, {NPD_CONFIG: json.dumps(gpu_monitor(), indent=1)}),
             Manifest(npd_daemonset(cluster), after=("npd-rbac",)),
             subscription(NHC_PIN), subscription(SNR_PIN),
             Manifest(obj("self-node-remediation.medik8s.io/v1alpha1", "SelfNodeRemediationTemplate", TEMPLATE,
                          OPERATORS_NAMESPACE, spec={"template": {"spec": {"remediationStrategy": "Automatic"}}}),
-                     after=("olm-olm",)),
+                     after=("olm-olm", crd_file(SNR_PIN).name)),
             *(node_health_check(cluster, pool) for pool in cluster.pools)])
     if monitoring:
         out.manifests.append(Manifest(obj("monitoring.coreos.com/v1", "PodMonitor", "gpu-problem-detector",

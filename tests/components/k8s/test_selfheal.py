@@ -205,6 +205,22 @@ def test_subscriptions_pin_the_bundles_operatorhub_serves() -> None:
     assert {s["installPlanApproval"] for s in subs.values()} == {"Manual"}  # a pin is not followed past its tag
 
 
+def test_the_first_pulumi_up_creates_the_checks_before_the_install_plans_are_approved() -> None:
+    # With Manual approval OLM installs nothing until someone approves, so a NodeHealthCheck or template applied
+    # then would find no CRD and fail `pulumi up`: each waits on its CRD, applied by Pulumi from the pinned tag.
+    out = render(NHC_CLUSTER, AddonInputs(kubeconfig="fake-kubeconfig"))
+    files = {f.name: f.url for f in out.files}
+    expected = {  # the CRD files at the tags the Subscriptions pin (startingCSV v0.12.0 / v0.13.0)
+        "remediation.medik8s.io": "https://raw.githubusercontent.com/medik8s/node-healthcheck-operator/v0.12.0/"
+                                  "config/crd/bases/remediation.medik8s.io_nodehealthchecks.yaml",
+        "self-node-remediation.medik8s.io": "https://raw.githubusercontent.com/medik8s/self-node-remediation/"
+        "v0.13.0/config/crd/bases/self-node-remediation.medik8s.io_selfnoderemediationtemplates.yaml"}
+    medik8s = [m for m in out.manifests if m.obj["apiVersion"].split("/")[0] in expected]
+    assert {m.kind for m in medik8s} == {"NodeHealthCheck", "SelfNodeRemediationTemplate"}
+    for m in medik8s:
+        assert expected[m.obj["apiVersion"].split("/")[0]] in [files.get(a) for a in m.after], m.name
+
+
 def test_the_detector_runs_upstreams_image_on_gpu_pools_only() -> None:
     [ds] = [o for o in rendered(NHC_CLUSTER) if o["kind"] == "DaemonSet" and o["metadata"]["name"] ==
             "gpu-problem-detector"]
