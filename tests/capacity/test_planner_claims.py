@@ -12,6 +12,7 @@ from plan_helpers import offer, quota, row, verify
 
 from capacity import greedy, optimize, problem
 from capacity.schema import DemandRow, Market, OfferRow, Option, QuotaRow, add_months
+from components.catalog import Cloud
 
 
 def recomputed_gap(solution: optimize.Solution) -> float:
@@ -51,11 +52,14 @@ def with_three_year(draw: st.DrawFn) -> tuple[list[DemandRow], list[OfferRow], l
 @given(with_three_year())
 def test_three_year_commitments_match_brute_force(case: tuple) -> None:
     demand, offers, quotas, penalty = case
-    solution = optimize.solve(problem.build(demand, offers, quotas, penalty), gap=1e-9)
+    # 1e-6, not 1e-9: HiGHS proves its bound only to its feasibility tolerances. Found in a random-order run: the
+    # optimum 44,064 (brute force agrees) with a proven bound of 44,063.9983, a gap of 3.8e-8: rightly not
+    # "optimal" at 1e-9, and no planning question needs that precision (the default gap is 1e-3).
+    solution = optimize.solve(problem.build(demand, offers, quotas, penalty), gap=1e-6)
     best = optimum(demand, offers, quotas, penalty)
     assert solution.plan.objective_usd == pytest.approx(best, rel=1e-6, abs=1e-4)
     verify(demand, offers, quotas, solution.plan, penalty)
-    assert_claims_hold(solution, 1e-9)
+    assert_claims_hold(solution, 1e-6)
     assert solution.lower_bound_usd <= best + 1e-4
     assert solution.status == "optimal"
 
@@ -97,3 +101,16 @@ def test_a_solve_stopped_by_its_time_limit_does_not_claim_optimal(gap: float) ->
     assert_claims_hold(solution, gap)
     assert solution.status != "optimal" and solution.gap > gap  # nothing can be proven in a millisecond
     assert solution.lower_bound_usd <= greedy.greedy(built).objective_usd + 1e-6  # a bound, below any feasible plan
+
+
+def test_the_numerically_unprovable_case_is_optimal_at_a_provable_gap() -> None:
+    # the example hypothesis found (random-order run, 2026-12-01): H100 demand of 0 then 5,600 GPU-hours, on-demand
+    # at $9 and a 3-year commitment at $0.20 per GPU-hour
+    demand = [DemandRow(month="2026-01", team="t0", gpu="H100", gpu_hours=0.0, gang_gpus=1, spot_ok=False),
+              DemandRow(month="2026-02", team="t1", gpu="H100", gpu_hours=5600.0, gang_gpus=1, spot_ok=False)]
+    offers = [OfferRow(cloud=Cloud.AWS, region="r1", machine_type="h100-m8", gpu="H100", gpus_per_node=8,
+                       option=option, usd_per_gpu_hour=usd, source="test", as_of="2026-01-01")
+              for option, usd in ((Option.ON_DEMAND, 9.0), (Option.COMMIT_3Y, 0.2))]
+    solution = optimize.solve(problem.build(demand, offers, None, 20.0), gap=1e-6)
+    assert solution.plan.objective_usd == pytest.approx(optimum(demand, offers, None, 20.0), rel=1e-6)
+    assert solution.status == "optimal"
