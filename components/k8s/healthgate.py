@@ -74,13 +74,33 @@ def tcpxo_parts() -> FabricParts:
         prelude=". ${NCCL_LIB_DIR}/nccl-env-profile.sh && ")
 
 
+RDMA_WORKLOAD = "rdma-workload"  # upstream's gIB test pod for A3 Ultra (gke-gpudirect pin)
+
+
+def rdma_parts() -> FabricParts:
+    """GPUDirect-RDMA with Google's gIB NCCL plugin (A3 Ultra / A4), from upstream's test pod: the installer's
+    host directories (gIB's NCCL plugin and scripts, the driver library directory it copies NCCL into) mounted where
+    the pod mounts them, its LD_LIBRARY_PATH, and the scripts it sources (``set_nccl_env.sh``, the NCCL settings)."""
+    pod = upstream_workload_pod(RDMA_WORKLOAD)
+    [nccl] = pod["containers"]
+    mounts = {n: p for n, p in nccl["mounts"].items() if n in pod["hostPaths"]}
+    sourced = re.findall(r"^source (\S+)$", "\n".join(nccl["args"]), re.MULTILINE)
+    return FabricParts(
+        volumes=[{"name": n, **pod["volumes"][n]} for n in mounts],
+        env=[{"name": k, "value": v} for k, v in nccl["env"].items()],
+        mounts=[{"name": n, "mountPath": p} for n, p in mounts.items()],
+        prelude="".join(f". {script} && " for script in sourced))
+
+
 def upstream_workload_pod(key: str) -> Obj:
     """The first Pod of an upstream test manifest (they repeat one pod per host)."""
     return next(w for w in upstream.manifest(GPUDIRECT_PIN, key)["workloads"] if w["kind"] == "Pod")
 
 
 def fabric_parts(pool: Pool) -> FabricParts:
-    return tcpxo_parts() if pool.fabric is Fabric.TCPXO else FabricParts()
+    if pool.fabric is Fabric.TCPXO:
+        return tcpxo_parts()
+    return rdma_parts() if pool.fabric is Fabric.RDMA else FabricParts()
 
 
 def _pod(cluster: Cluster, pools: list[Pool], name: str) -> Obj:

@@ -1,6 +1,6 @@
 """What a training pod on a GPU pool needs, whichever operator runs it: the pool's GPUs and fabric devices, the
-fabric's env, sidecars and annotations (EFA on AWS, GPUDirect-TCPXO on GKE, InfiniBand on AKS), shared memory,
-the team's Lustre volume (checkpoints go under the file system's export path, which the stack links to the
+fabric's env, sidecars, mounts and annotations (EFA on AWS, GPUDirect-TCPXO and gIB on GKE, InfiniBand on AKS), shared
+memory, the team's Lustre volume (checkpoints go under the file system's export path, which the stack links to the
 checkpoint bucket) and Kueue's topology request. Node placement and tolerations are not here: Kueue injects the
 ResourceFlavor's node labels and tolerations into every pod it admits.
 
@@ -60,7 +60,7 @@ class Wiring:
     mounts: list[Obj]
     volumes: list[Obj]
     sidecars: list[Obj]
-    prelude: str  # shell run before the training command (the TCPXO NCCL profile)
+    prelude: str  # shell run before the training command (the TCPXO NCCL profile, gIB's set_nccl_env.sh)
     image: str
     checkpoints: str  # where this job's checkpoints go on the Lustre volume ("" without a job or Lustre)
 

@@ -1,7 +1,8 @@
 """GKE GPUDirect installers and pods match the upstream manifests they claim to be (GoogleCloudPlatform/
 container-engine-accelerators at the pinned commit, digested): init steps, the privileged pre-installation,
 host paths, images; the NRI device injector on TCPXO pools; the tcpxo-daemon (RxDM) sidecar and its device
-annotation in the TCPXO health gate. Also: the Azure Lustre CSI driver is applied from its maintainers' manifests,
+annotation in the TCPXO health gate; gIB's host directories, LD_LIBRARY_PATH and set_nccl_env.sh in the RDMA (A3 Ultra,
+A4) health gate and training pods. Also: the Azure Lustre CSI driver is applied from its maintainers' manifests,
 and add-on tolerations cover every effect a pool taint may have."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import pytest
 from components.catalog import Fabric
 from components.k8s import upstream
 from components.k8s.healthgate import templates
+from components.k8s.training import container, wiring
 from components.k8s.upstream.derive import workload_facts
 from tests.components.k8s.upstream_cases import EFFECTS, TAINTS, rendered
 
@@ -112,6 +114,74 @@ def test_tcpxo_health_gate_carries_the_rxdm_sidecar_and_annotations() -> None:
         assert m["name"] in mounts, m
     assert mounts["aperture-devices"]["hostPath"]["path"] == "/dev/aperture_devices"
     assert template["metadata"]["annotations"]["networking.gke.io/interfaces"].startswith('[{"interfaceName"')
+
+
+# Upstream's gIB test pod (gpudirect-rdma/nccl-test.yaml at the pinned commit) runs `source <this>` before NCCL, and
+# mounts the installer's gib directory (nccl-rdma-installer.yaml copies /var/lib/gib there) at /usr/local/gib.
+GIB_SCRIPT = "/usr/local/gib/scripts/set_nccl_env.sh"
+GIB_MOUNT = "/usr/local/gib"
+
+
+def gib_pod() -> dict[str, Any]:
+    return next(w for w in upstream.manifest(PIN, "rdma-workload")["workloads"] if w["kind"] == "Pod")
+
+
+def assert_gib_wiring(pod: dict[str, Any], main: dict[str, Any], where: str) -> None:
+    """The pod mounts each host directory upstream's gIB test pod mounts, where it mounts it, and the NCCL container
+    has its env; the gib directory is the one the installer fills."""
+    upstream_pod = gib_pod()
+    [test] = upstream_pod["containers"]
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    mounted = {m["mountPath"]: volumes[m["name"]] for m in main["volumeMounts"]}
+    host_mounts = {path: name for name, path in test["mounts"].items() if name in upstream_pod["hostPaths"]}
+    assert GIB_MOUNT in host_mounts, "the digest lost upstream's gib mount"
+    for path, name in host_mounts.items():
+        assert mounted.get(path, {}).get("hostPath") == upstream_pod["volumes"][name]["hostPath"], (where, path)
+    installer_gib = upstream_ds("rdma-installer")["hostPaths"]["gib"]["path"]
+    assert mounted[GIB_MOUNT]["hostPath"]["path"] == installer_gib, where
+    env = {e["name"]: e["value"] for e in main["env"]}
+    assert test["env"] and all(env.get(k) == v for k, v in test["env"].items()), (where, env)
+
+
+def sources_gib_env_first(command: str) -> bool:
+    return f". {GIB_SCRIPT} && " in command and command.index(GIB_SCRIPT) < command.index("torchrun")
+
+
+def test_upstream_gib_pod_sources_set_nccl_env() -> None:
+    [test] = gib_pod()["containers"]
+    assert f"source {GIB_SCRIPT}" in test["args"][0].splitlines()
+
+
+@pytest.mark.parametrize("case", ["gcp-a4/train", "gcp-train/train"])
+def test_rdma_health_gate_carries_gibs_mounts_env_and_script(case: str) -> None:
+    cluster, out = RENDERED[case]
+    rdma = {p.machine.name for p in cluster.pools if p.fabric is Fabric.RDMA}
+    jobs = [d for d in templates(out.manifests) if d["kind"] == "Job"]
+    assert rdma and len(jobs) == len({p.machine.name for p in cluster.pools})
+    for job in jobs:
+        pod = job["spec"]["template"]["spec"]
+        [main] = pod["containers"]
+        if job["metadata"]["name"] in {f"health-gate-{m}" for m in rdma}:  # GKE machine names are already slugs
+            assert_gib_wiring(pod, main, job["metadata"]["name"])
+            assert sources_gib_env_first(main["command"][-1])
+        else:  # gIB's env is for gIB pools only (TCPXO has its own profile)
+            assert GIB_SCRIPT not in main["command"][-1]
+            assert GIB_MOUNT not in {m["mountPath"] for m in main["volumeMounts"]}
+
+
+def test_rdma_training_pods_carry_gibs_mounts_env_and_script() -> None:
+    cluster, out = RENDERED["gcp-train/train"]
+    [pool] = [p for p in cluster.pools if p.fabric is Fabric.RDMA]
+    runtimes = {m.name: m.obj for m in out.manifests if m.kind == "ClusterTrainingRuntime"}
+    for framework in ("torch", "mpi"):
+        for replicated in runtimes[f"{framework}-{pool.name}"]["spec"]["template"]["spec"]["replicatedJobs"]:
+            pod = replicated["template"]["spec"]["template"]["spec"]
+            for main in pod["containers"]:
+                assert_gib_wiring(pod, main, f"{framework}-{pool.name}/{replicated['name']}")
+    w = wiring(cluster, pool, "train-h200")  # what JobSet / RayJob / TrainJob examples run on this pool
+    assert sources_gib_env_first(container(w, "node", "torchrun train.py")["command"][-1])
+    [tcpxo] = [p for p in cluster.pools if p.fabric is Fabric.TCPXO]
+    assert GIB_SCRIPT not in wiring(cluster, tcpxo).prelude
 
 
 def test_azure_lustre_driver_from_the_maintainers_manifests() -> None:
