@@ -1,6 +1,8 @@
 """The health gate: per GPU machine type, a Job template (stored in a ConfigMap, run on demand) that runs a DCGM
 diagnostic on each node and an NCCL all-reduce across two nodes, failing below the catalogue's bus bandwidth
-threshold (``nccl_busbw_gbyte_per_s``). docs/addons.md says how to run it and how to cordon a failing node."""
+threshold (``nccl_busbw_gbyte_per_s``). A failing run leaves a marker on its node (``MARKER``), which the node problem
+detector turns into a condition the pool's NodeHealthCheck remediates (components/k8s/selfheal.py); a passing run
+clears it. docs/addons.md says how to run it."""
 
 from __future__ import annotations
 
@@ -24,6 +26,11 @@ PORT = 29500
 SCRIPT = Path(__file__).parent / "data" / "allreduce.py"
 DCGM_IMAGE = "nvcr.io/nvidia/cloud-native/dcgm:4.2.3-1-ubuntu22.04"
 NGC_PYTORCH = "nvcr.io/nvidia/pytorch:25.03-py3"
+# The marker directory is under /run, which FHS 3.0 section 3.15 says is cleared at boot
+# (https://refspecs.linuxfoundation.org/FHS_3.0/fhs/ch03s15.html): the remediation's reboot clears the condition
+# instead of quarantining the node again; the next gate run decides.
+MARKER_DIR = "/run/gpufleet/health-gate"
+MARKER = f"{MARKER_DIR}/failed"
 # AWS Deep Learning Containers carry libfabric and the aws-ofi-nccl plugin EFA needs.
 AWS_DLC = "763104351884.dkr.ecr.{region}.amazonaws.com/pytorch-training:2.6.0-gpu-py312-cu126-ubuntu22.04-ec2"
 
@@ -103,6 +110,14 @@ def fabric_parts(pool: Pool) -> FabricParts:
     return rdma_parts() if pool.fabric is Fabric.RDMA else FabricParts()
 
 
+def _marking(command: str, step: str, clear: bool) -> str:
+    """``command`` that leaves the failure marker on this node when it fails (and clears it when ``clear`` and it
+    passes): a failed all-reduce marks both nodes of the pair, the gate cannot tell which one is slow."""
+    on_pass = f" && rm -f {MARKER}" if clear else ""
+    return (f"{{ {command}; }}{on_pass} || {{ echo \"health gate {step} failed ($(date -u +%FT%TZ))\" > {MARKER}; "
+            "exit 1; }")
+
+
 def _pod(cluster: Cluster, pools: list[Pool], name: str) -> Obj:
     pool, machine = pools[0], pools[0].machine
     gpus = {GPU: str(machine.gpus)}
@@ -110,16 +125,19 @@ def _pod(cluster: Cluster, pools: list[Pool], name: str) -> Obj:
     command = (f"{parts.prelude}torchrun --nnodes={NODES} --nproc-per-node={machine.gpus} "
                f"--node-rank=$JOB_COMPLETION_INDEX --master-addr={name}-0.{name} --master-port={PORT} "
                "/gate/allreduce.py")
-    main = {"name": "nccl-allreduce", "image": image(cluster, pool), "command": ["/bin/sh", "-c", command],
+    marker = {"name": "gate-marker", "mountPath": MARKER_DIR}
+    main = {"name": "nccl-allreduce", "image": image(cluster, pool),
+            "command": ["/bin/sh", "-c", _marking(command, "NCCL all-reduce", clear=True)],
             "env": [{"name": "GATE_BUSBW_GBYTE_PER_S", "value": str(machine.nccl_busbw_gbyte_per_s)},
                     {"name": "NCCL_DEBUG", "value": "WARN"}, *parts.env],
             "ports": [{"containerPort": PORT}],
             "resources": {"limits": {**gpus, **fabric_limits(pool)}},
             "securityContext": {"capabilities": {"add": ["IPC_LOCK"]}},
             "volumeMounts": [{"name": "gate", "mountPath": "/gate"}, {"name": "dshm", "mountPath": "/dev/shm"},
-                             *parts.mounts]}
-    diag = {"name": "dcgm-diag", "image": DCGM_IMAGE, "command": ["/bin/sh", "-c", "nv-hostengine && dcgmi diag -r 2"],
-            "resources": {"limits": gpus}}
+                             marker, *parts.mounts]}
+    diag = {"name": "dcgm-diag", "image": DCGM_IMAGE,
+            "command": ["/bin/sh", "-c", _marking("nv-hostengine && dcgmi diag -r 2", "DCGM diagnostic", clear=False)],
+            "resources": {"limits": gpus}, "volumeMounts": [marker]}
     return {
         "subdomain": name, "restartPolicy": "Never", "priorityClassName": PRIORITIES[0].name,
         "affinity": {**on_pools(pools), "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
@@ -128,7 +146,9 @@ def _pod(cluster: Cluster, pools: list[Pool], name: str) -> Obj:
         "tolerations": tolerations(cluster.cloud, pools),
         "initContainers": [diag, *parts.sidecars], "containers": [main],
         "volumes": [{"name": "gate", "configMap": {"name": "health-gate-script"}},
-                    {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "64Gi"}}, *parts.volumes],
+                    {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "64Gi"}},
+                    {"name": "gate-marker", "hostPath": {"path": MARKER_DIR, "type": "DirectoryOrCreate"}},
+                    *parts.volumes],
     }
 
 

@@ -64,7 +64,8 @@ def self_healing_alerts() -> list[Alert]:
     """node-problem-detector's metrics (problem_gauge: a condition set; problem_counter: events), reasons from
     components/k8s/selfheal.py: a quarantine pages, an alert-only fault is looked at today."""
     return [
-        Alert("GpuNodeQuarantined", 'max by (instance, reason) (problem_gauge{reason=~"GpuFatalXid|GpuNVLinkXid"}) > 0',
+        Alert("GpuNodeQuarantined", 'max by (instance, reason) '
+              '(problem_gauge{reason=~"GpuFatalXid|GpuNVLinkXid|GpuHealthGateFailed"}) > 0',
               "0m", "critical", "{{ $labels.instance }} reported {{ $labels.reason }}: NodeHealthCheck quarantines "
               "and reboots it (docs/addons.md#self-healing-gpu-nodes)."),
         Alert("GpuXidEvents", 'sum by (instance, reason) (increase(problem_counter{reason=~"GpuXid|NVSwitchSXid"}'

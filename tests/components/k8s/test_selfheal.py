@@ -34,10 +34,16 @@ def rendered(cluster: Cluster) -> list[Obj]:
     return [m.obj for m in render(cluster, AddonInputs(kubeconfig="fake-kubeconfig")).manifests]
 
 
-def monitor_config(cluster: Cluster) -> dict[str, Any]:
+def monitor_config(cluster: Cluster, key: str = selfheal.NPD_CONFIG) -> dict[str, Any]:
+    """One node-problem-detector config from the rendered ConfigMap (the GPU kernel monitor unless ``key``)."""
     [cm] = [o for o in rendered(cluster) if o["kind"] == "ConfigMap" and o["metadata"]["name"] ==
             "gpu-problem-detector-config"]
-    return dict(json.loads(cm["data"][selfheal.NPD_CONFIG]))
+    return dict(json.loads(cm["data"][key]))
+
+
+def monitor_configs(cluster: Cluster) -> list[dict[str, Any]]:
+    """Every config the detector runs: the GPU kernel monitor and the health gate's custom plugin monitor."""
+    return [monitor_config(cluster, k) for k in (selfheal.NPD_CONFIG, selfheal.GATE_CONFIG)]
 
 
 def matches(config: dict[str, Any], line: str) -> list[dict[str, Any]]:
@@ -93,7 +99,7 @@ def test_monitor_config_uses_only_keys_upstream_reads() -> None:
 
 
 def test_every_quarantining_condition_is_one_the_monitor_sets() -> None:
-    conditions = {c["type"] for c in monitor_config(NHC_CLUSTER)["conditions"]}
+    conditions = {c["type"] for config in monitor_configs(NHC_CLUSTER) for c in config["conditions"]}
     for check in [o for o in rendered(NHC_CLUSTER) if o["kind"] == "NodeHealthCheck"]:
         watched = {u["type"] for u in check["spec"]["unhealthyConditions"]}
         assert watched - {"Ready"} == conditions
@@ -233,9 +239,9 @@ def test_the_detector_runs_upstreams_image_on_gpu_pools_only() -> None:
 
 
 def test_alerts_name_the_detectors_reasons() -> None:
-    config = monitor_config(NHC_CLUSTER)
-    permanent = {r["reason"] for r in config["rules"] if r["type"] == "permanent"}
-    temporary = {r["reason"] for r in config["rules"] if r["type"] == "temporary"}
+    configs = monitor_configs(NHC_CLUSTER)
+    permanent = {r["reason"] for c in configs for r in c["rules"] if r["type"] == "permanent"}
+    temporary = {r["reason"] for c in configs for r in c["rules"] if r["type"] == "temporary"}
     [page] = [a for a in rules.self_healing_alerts() if a.severity == "critical"]
     [warn] = [a for a in rules.self_healing_alerts() if a.severity == "warning"]
     assert metric_names(page.expr) == {"problem_gauge"} and metric_names(warn.expr) == {"problem_counter"}
