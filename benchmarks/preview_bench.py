@@ -1,5 +1,9 @@
 """Offline preview cost per resource, against bare Pulumi mock registration of the same resources; and
-`gpufleet preview --all` on the example stacks one stack at a time (`-j 1`) against one process per core (`-j 0`).
+`gpufleet preview --all` on the example stacks one stack at a time (`-j 1`) against one process per core (`-j 0`),
+the latter with no SDK imported before forking (GPUFLEET_PREIMPORT=0) and with what 2+ stacks share (the default);
+each without bytecode (as `make` installs: `pip --no-compile`, and PYTHONDONTWRITEBYTECODE=1 where it is set, compiles
+every SDK module on every run) and with a warm bytecode cache (PYTHONPYCACHEPREFIX, a temporary directory filled by one
+unmeasured run first).
 
 Both sides of each comparison run in the same invocation, one after the other, so the ratios are measured side by
 side (on a shared machine, absolute seconds say little; CPU seconds are printed too). Run: `make bench`.
@@ -74,12 +78,16 @@ def timed(fn: Any, program: Path, repeats: int) -> float:
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def cli_run(jobs: int) -> tuple[float, float, bytes]:
-    """(wall s, CPU s of the children, stdout) of `gpufleet preview --all --format json --no-policies -j JOBS`."""
+def cli_run(jobs: int, preimport: str = "2", pycache: str = "") -> tuple[float, float, bytes]:
+    """(wall s, CPU s of the children, stdout) of `gpufleet preview --all --format json --no-policies -j JOBS`
+    with GPUFLEET_PREIMPORT=``preimport``; with ``pycache``, bytecode is read and written there."""
+    cache = {"PYTHONPYCACHEPREFIX": pycache, "PYTHONDONTWRITEBYTECODE": ""} if pycache else {}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "gpufleet.cli", "preview", "--all", "--format", "json",
-                           "--no-policies", "-j", str(jobs)], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                           "--no-policies", "-j", str(jobs)], cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), "GPUFLEET_PREIMPORT": preimport,
+                               **cache},
                           capture_output=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"preview -j {jobs} exited {done.returncode}: {done.stderr.decode()[-2000:]}")
@@ -88,17 +96,30 @@ def cli_run(jobs: int) -> tuple[float, float, bytes]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), done.stdout
 
 
+RUNS = {"-j 1 (one at a time)": (1, "2"), "-j 0, nothing imported before forking": (0, "0"),
+        "-j 0, SDKs 2+ stacks share imported first (default)": (0, "2")}
+
+
 def cli_bench(console: Console) -> None:
-    serial, parallel = cli_run(1), cli_run(0)
-    table = Table(title=f"gpufleet preview --all (example stacks, {os.cpu_count()} cores, load "
-                        f"{os.getloadavg()[0]:.1f})")
-    for col in ("run", "wall s", "CPU s", "speed-up"):
+    load = os.getloadavg()[0]
+    results = {f"{label}, no bytecode": cli_run(jobs, preimport) for label, (jobs, preimport) in RUNS.items()}
+    with tempfile.TemporaryDirectory() as pycache:
+        cli_run(1, "2", pycache)  # fills the cache, not measured
+        results |= {f"{label}, warm bytecode": cli_run(jobs, preimport, pycache)
+                    for label, (jobs, preimport) in RUNS.items()}
+    table = Table(title=f"gpufleet preview --all (example stacks, {os.cpu_count()} cores, load {load:.1f} at start, "
+                        f"{os.getloadavg()[0]:.1f} at end)")
+    for col in ("run", "wall s", "CPU s", "wall vs -j 1", "CPU vs -j 1", "CPU s / cores"):
         table.add_column(col, justify="right")
-    table.add_row("-j 1 (one at a time)", f"{serial[0]:.1f}", f"{serial[1]:.1f}", "1.00x")
-    table.add_row("-j 0 (one process per core)", f"{parallel[0]:.1f}", f"{parallel[1]:.1f}",
-                  f"{serial[0] / parallel[0]:.2f}x")
+    wall1, cpu1, out1 = next(iter(results.values()))
+    for label, (wall, cpu, _) in results.items():
+        table.add_row(label, f"{wall:.1f}", f"{cpu:.1f}", f"{wall / wall1:.2f}", f"{cpu / cpu1:.2f}",
+                      f"{cpu / (os.cpu_count() or 1):.1f}")
     console.print(table)
-    console.print("identical output" if serial[2] == parallel[2] else "[red]OUTPUT DIFFERS[/]")
+    same = all(out == out1 for _, _, out in results.values())
+    console.print("identical output" if same else "[red]OUTPUT DIFFERS[/]")
+    if not same:
+        raise SystemExit(1)
 
 
 def main() -> None:

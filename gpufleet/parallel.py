@@ -1,5 +1,7 @@
-"""Preview several stacks at once, one process each (forked, so the SDK already imported is shared and each child
-imports only its own cloud's SDK), results in the order the stacks were named: the same output as one at a time.
+"""Preview several stacks at once, one process each, results in the order the stacks were named: the same output as
+one at a time. The parent first loads the SDK modules the stacks need (gpufleet/preimport.py) so the forked children
+share them instead of each importing them again. ``GPUFLEET_PREIMPORT`` (for benchmarks/preview_bench.py): 0 imports
+nothing first, N what N or more stacks share (default 2).
 
 A program failure comes back as the ProgramError it raised; bad config is in the Preview's ``errors`` as always.
 """
@@ -13,6 +15,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
 from gpufleet.capture import ProgramError
+from gpufleet.preimport import preimport
 from gpufleet.preview import Preview, preview_stack
 
 Result = Preview | ProgramError
@@ -48,6 +51,9 @@ def preview_many(names: list[str], stacks_dir: Path, jobs: int = 0,
         result = future.result()
         progress(f"[{done}/{len(names)}] {result.stack if isinstance(result, Preview) else 'a stack'} previewed")
 
+    shared_by = int(os.environ.get("GPUFLEET_PREIMPORT") or 2)
+    if shared_by:
+        preimport(names, stacks_dir, shared_by)
     progress(f"previewing {len(names)} stacks, {count} at a time…")
     with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork")) as pool:
         futures = [pool.submit(_one, name, stacks_dir) for name in names]
