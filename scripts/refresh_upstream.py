@@ -189,6 +189,11 @@ def derive_pin(name: str, row: dict[str, Any], mirror: Path, offline: bool, toda
         for path, names in row["structs"].items():
             paths.append(path)
             out["structs"][path] = derive.go_structs(source.show(commit, path), names)
+    if row.get("flags"):
+        out["flags"] = {}
+        for path in row["flags"]:
+            paths.append(path)
+            out["flags"][path] = derive.go_flags(source.show(commit, path))
     if row.get("metrics"):
         out["metrics"] = _metrics(source, commit, row["metrics"], paths)
     if row.get("manifests"):

@@ -31,6 +31,16 @@ NGC_PYTORCH = "nvcr.io/nvidia/pytorch:25.03-py3"
 # instead of quarantining the node again; the next gate run decides.
 MARKER_DIR = "/run/gpufleet/health-gate"
 MARKER = f"{MARKER_DIR}/failed"
+# The measured bus bandwidth, for node exporter's textfile collector (it reads only files ending in .prom,
+# collector/textfile.go at v1.9.1, so the temporary file is never half-read; mv in one directory is a rename).
+METRICS_FILE = f"{MARKER_DIR}/gpufleet_health_gate.prom"
+PREFIX = "gpufleet_health_gate_"
+# name -> (type, help) of the series the gate writes; the dashboards and alerts may read these (tests)
+METRICS = {
+    "nccl_busbw_gbytes_per_second": ("gauge", "NCCL all-reduce bus bandwidth the last gate run measured (1e9 B/s)."),
+    "nccl_busbw_threshold_gbytes_per_second": ("gauge", "The machine type's bus bandwidth threshold."),
+    "last_run_timestamp_seconds": ("gauge", "Unix time the last gate run on this node finished its all-reduce."),
+}
 # AWS Deep Learning Containers carry libfabric and the aws-ofi-nccl plugin EFA needs.
 AWS_DLC = "763104351884.dkr.ecr.{region}.amazonaws.com/pytorch-training:2.6.0-gpu-py312-cu126-ubuntu22.04-ec2"
 
@@ -118,6 +128,28 @@ def _marking(command: str, step: str, clear: bool) -> str:
             "exit 1; }")
 
 
+def metric_names() -> list[str]:
+    return [PREFIX + name for name in METRICS]
+
+
+def _publishing(command: str, machine: MachineType) -> str:
+    """``command`` (the all-reduce), then the node's metrics file: the bus bandwidth its output reports (allreduce.py's
+    line; left out when the run printed none), the threshold and the time; exits with the command's status."""
+    label = f'{{machine_type=\\"{machine.name}\\"}}'  # escaped: the printf format is double-quoted
+
+    def series(name: str, value: str) -> str:
+        kind, text = METRICS[name]
+        return f"# HELP {PREFIX}{name} {text}\\n# TYPE {PREFIX}{name} {kind}\\n{PREFIX}{name}{label} {value}\\n"
+
+    busbw = series("nccl_busbw_gbytes_per_second", "$bw")
+    rest = (series("nccl_busbw_threshold_gbytes_per_second", "$GATE_BUSBW_GBYTE_PER_S")
+            + series("last_run_timestamp_seconds", "$(date +%s)"))
+    return (f"{command} > /tmp/gate.out 2>&1; rc=$?; cat /tmp/gate.out; "
+            "bw=$(sed -n 's/.*: \\([0-9][0-9.]*\\) GB\\/s bus bandwidth.*/\\1/p' /tmp/gate.out | tail -n 1); "
+            f'{{ if [ -n "$bw" ]; then printf "{busbw}"; fi; printf "{rest}"; }} > {METRICS_FILE}.tmp '
+            f"&& mv {METRICS_FILE}.tmp {METRICS_FILE}; [ $rc -eq 0 ]")
+
+
 def _pod(cluster: Cluster, pools: list[Pool], name: str) -> Obj:
     pool, machine = pools[0], pools[0].machine
     gpus = {GPU: str(machine.gpus)}
@@ -127,7 +159,7 @@ def _pod(cluster: Cluster, pools: list[Pool], name: str) -> Obj:
                "/gate/allreduce.py")
     marker = {"name": "gate-marker", "mountPath": MARKER_DIR}
     main = {"name": "nccl-allreduce", "image": image(cluster, pool),
-            "command": ["/bin/sh", "-c", _marking(command, "NCCL all-reduce", clear=True)],
+            "command": ["/bin/sh", "-c", _marking(_publishing(command, machine), "NCCL all-reduce", clear=True)],
             "env": [{"name": "GATE_BUSBW_GBYTE_PER_S", "value": str(machine.nccl_busbw_gbyte_per_s)},
                     {"name": "NCCL_DEBUG", "value": "WARN"}, *parts.env],
             "ports": [{"containerPort": PORT}],

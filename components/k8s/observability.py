@@ -21,6 +21,8 @@ NODE_LABELS = (POOL_LABEL, "gpufleet.io/gpu", FABRIC_LABEL)
 # per 30 s, ~2 bytes per compressed sample (https://prometheus.io/docs/prometheus/latest/storage/), 50% headroom.
 SERIES_PER_NODE, SERIES_PER_GPU, SCRAPES_PER_DAY, BYTES_PER_SAMPLE = 2000, 60, 2880, 2
 MIN_STORAGE_GIB = 50
+# where node exporter sees the health gate's host directory; its textfile collector reads the gate's .prom file there
+GATE_TEXTFILE_DIR = "/gpufleet/health-gate"
 
 
 def max_nodes(cluster: Cluster) -> int:
@@ -50,8 +52,15 @@ def kps_values(cluster: Cluster) -> Obj:
                                                "searchNamespace": NAMESPACE}}},
         # dashboards group GPUs by pool: kube_node_labels carries the gpufleet labels
         "kube-state-metrics": {"metricLabelsAllowlist": [f"nodes=[{','.join(NODE_LABELS)}]"]},
-        # node exporter must run on GPU nodes too
-        "prometheus-node-exporter": {"tolerations": [{"operator": "Exists"}]},
+        # node exporter must run on GPU nodes too, and publish the health gate's bus bandwidth (textfile collector;
+        # the subchart's daemonset template mounts extraHostVolumeMounts' name / hostPath / type / mountPath /
+        # readOnly, prometheus-node-exporter 4.47.3 templates/daemonset.yaml)
+        "prometheus-node-exporter": {
+            "tolerations": [{"operator": "Exists"}],
+            "extraArgs": [f"--collector.textfile.directory={GATE_TEXTFILE_DIR}"],
+            "extraHostVolumeMounts": [{"name": "health-gate", "hostPath": healthgate.MARKER_DIR,
+                                       "type": "DirectoryOrCreate", "mountPath": GATE_TEXTFILE_DIR,
+                                       "readOnly": True}]},
     }
 
 

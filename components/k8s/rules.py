@@ -79,7 +79,14 @@ def health_gate_alerts(namespace: str) -> list[Alert]:
     kube-state-metrics publishes every Job's status: a failed gate run is a node pair to look at."""
     return [Alert("HealthGateFailed", f'max by (job_name) (kube_job_status_failed{{namespace="{namespace}"}}) > 0',
                   "0m", "warning", "Health gate {{ $labels.job_name }} failed (DCGM diagnostic or NCCL bus bandwidth "
-                  "below the machine type's threshold): see its pod logs, cordon the nodes it ran on.")]
+                  "below the machine type's threshold): see its pod logs, cordon the nodes it ran on."),
+            # the bus bandwidth each node's gate run measured (node exporter's textfile collector), under the
+            # threshold the same run wrote: the series stay until the next run, so this names the slow pairs
+            Alert("HealthGateBusBandwidthLow", "max by (instance, machine_type) "
+                  "(gpufleet_health_gate_nccl_busbw_gbytes_per_second "
+                  "< gpufleet_health_gate_nccl_busbw_threshold_gbytes_per_second)", "0m", "warning",
+                  "The last health gate on {{ $labels.instance }} measured {{ $value }} GB/s NCCL bus bandwidth, "
+                  "below the {{ $labels.machine_type }} threshold: check its fabric (dashboard gpufleet / Fabric).")]
 
 
 def kueue_alerts() -> list[Alert]:

@@ -285,6 +285,12 @@ def go_structs(text: str, names: Iterable[str]) -> dict[str, dict[str, list[str]
     return {n: out[n] for n in wanted}
 
 
+def go_flags(text: str) -> list[str]:
+    """The command-line flags a Go file declares with kingpin (``kingpin.Flag("collector.x", ...)``), without
+    their ``--``."""
+    return sorted(set(re.findall(r'kingpin\.Flag\(\s*"([^"]+)"', text)))
+
+
 # ---- exporter metric names ----------------------------------------------------------------------------------------
 
 _GO_METRIC = re.compile(r"prometheus\.New(Counter|Gauge|Histogram|Summary)(?:Vec)?\(\s*prometheus\.\w+Opts\{"

@@ -173,4 +173,5 @@ def test_a_gate_failure_pages_and_the_job_alert_stays() -> None:
     [page] = [a for a in rules.self_healing_alerts() if a.name == "GpuNodeQuarantined"]
     assert metric_names(page.expr) == {"problem_gauge"}
     assert rule["reason"] in re.search(r'reason=~"([^"]+)"', page.expr)[1].split("|")
-    assert [a.name for a in rules.health_gate_alerts("gpufleet-health")] == ["HealthGateFailed"]
+    assert [a.name for a in rules.health_gate_alerts("gpufleet-health")] == ["HealthGateFailed",
+                                                                             "HealthGateBusBandwidthLow"]

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.k8s import probe, rules, upstream
+from components.k8s import healthgate, probe, rules, upstream
 from components.k8s.healthgate import NAMESPACE
 from components.k8s.kueue import manager_config
 from components.k8s.nvidia import dcgm_metric_names
@@ -26,10 +26,12 @@ DERIVED = ("kueue", "kube-state-metrics", "node-exporter")
 
 def exported() -> set[str]:
     """What the cluster's exporters publish: the DCGM exporter's configured fields, the names derived from the
-    pinned sources of Kueue and kube-state-metrics, and the rest with their sources in exporter_metrics.yaml."""
+    pinned sources of Kueue and kube-state-metrics, the probe's and the health gate's own series, and the rest
+    with their sources in exporter_metrics.yaml."""
     sources = yaml.safe_load((DATA / "exporter_metrics.yaml").read_text())
     return (set(dcgm_metric_names()) | {m for pin in DERIVED for m in upstream.digest(pin)["metrics"]}
-            | set(probe.metric_names()) | {m for source in sources.values() for m in source["metrics"]})
+            | set(probe.metric_names()) | set(healthgate.metric_names())
+            | {m for source in sources.values() for m in source["metrics"]})
 
 
 def all_alerts() -> list[rules.Alert]:

@@ -172,3 +172,9 @@ def test_go_structs_keeps_json_names_and_inline_embeddings() -> None:
         assert "Missing" in str(err)
     else:
         raise AssertionError("a missing struct must fail")
+
+
+def test_go_flags_names_kingpin_flags_only() -> None:
+    text = ('dir = kingpin.Flag("collector.textfile.directory", "Directory ...").Default("").Strings()\n'
+            'x = kingpin.Flag(\n\t"collector.x.y", "help").Bool()\nname := "collector.not.a.flag"\n')
+    assert derive.go_flags(text) == ["collector.textfile.directory", "collector.x.y"]
