@@ -6,6 +6,7 @@ Every loader raises ``InputError`` naming the file, row, column, value, what is 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +99,17 @@ def sold_options(cloud: Cloud, machine_type: str) -> list[Option]:
     return [o for o in Option if o in out]
 
 
+def _refused_or_dropped(problem: RowProblem, key: tuple[str, str, str, str], warn: list[str] | None,
+                        dropped: set[tuple[str, str, str, str]]) -> list[RowProblem]:
+    """Refused, the fix naming --skip-unoffered; with ``warn`` (the flag given) dropped and described there."""
+    if warn is None:
+        return [replace(problem, fix=problem.fix.removesuffix(".") +
+                        ", or pass --skip-unoffered to drop such rows with a warning.")]
+    warn.append(f"{problem.render()} Dropped.")
+    dropped.add(key)
+    return []
+
+
 def _offer_sold(label: str, warn: list[str] | None,
                 dropped: set[tuple[str, str, str, str]]) -> Callable[[OfferRow, int], Iterable[RowProblem]]:
     """An offer the catalogue does not offer in that region, or an option the cloud does not sell for that
@@ -112,17 +124,12 @@ def _offer_sold(label: str, warn: list[str] | None,
         regions = sorted(catalog.regions(item.cloud, item.machine_type))
         if item.region in regions:
             return []
-        problem = RowProblem(label, line, "region", item.region,
-                             f"does not offer {item.machine_type} (components/data/offerings.csv offers it in "
-                             f"{', '.join(regions) or 'no region'}).",
-                             "Delete the row, add the offering to components/data/offerings.csv if the cloud sells "
-                             "it there, or pass --skip-unoffered to drop such rows with a warning.")
-        if warn is not None:
-            warn.append(problem.render().replace(" or pass --skip-unoffered to drop such rows with a warning", "")
-                        + " Dropped.")
-            dropped.add(item.key)
-            return []
-        return [problem]
+        return _refused_or_dropped(RowProblem(
+            label, line, "region", item.region,
+            f"does not offer {item.machine_type} (components/data/offerings.csv offers it in "
+            f"{', '.join(regions) or 'no region'}).",
+            "Delete the row, add the offering to components/data/offerings.csv if the cloud sells it there."),
+            item.key, warn, dropped)
 
     return check
 
@@ -188,17 +195,10 @@ def _quota_region(label: str, warn: list[str] | None,
         other = [c.title for c in Cloud if c is not item.cloud and item.region in cloud_regions(c)]
         hint = (f" Did you mean {guess!r}?" if guess else "") + (f" {item.region!r} is a {other[0]} region."
                                                                  if other else "")
-        problem = RowProblem(label, line, "region", item.region,
-                             f"is not one of {item.cloud.title}'s regions with GPU offerings "
-                             f"(components/data/offerings.csv).{hint}",
-                             f"Write one of {', '.join(known)}, or pass --skip-unoffered to drop such rows with "
-                             "a warning.")
-        if warn is not None:
-            warn.append(problem.render().replace(", or pass --skip-unoffered to drop such rows with a warning", "")
-                        + " Dropped.")
-            dropped.add(item.key)
-            return []
-        return [problem]
+        return _refused_or_dropped(RowProblem(
+            label, line, "region", item.region,
+            f"is not one of {item.cloud.title}'s regions with GPU offerings (components/data/offerings.csv).{hint}",
+            f"Write one of {', '.join(known)}."), item.key, warn, dropped)
 
     return check
 
