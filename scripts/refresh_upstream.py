@@ -189,6 +189,12 @@ def derive_pin(name: str, row: dict[str, Any], mirror: Path, offline: bool, toda
         for path, names in row["structs"].items():
             paths.append(path)
             out["structs"][path] = derive.go_structs(source.show(commit, path), names)
+    if row.get("values"):
+        out["values"] = {}
+        for path, keys in row["values"].items():
+            paths.append(path)
+            document = yaml.safe_load(source.show(commit, path))
+            out["values"][path] = {key: derive.value_at(document, key) for key in keys}
     if row.get("flags"):
         out["flags"] = {}
         for path in row["flags"]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from components.catalog import Cloud, Fabric
 from components.fleet import Cluster
-from components.k8s import charts
+from components.k8s import charts, upstream
 from components.k8s.model import Manifest, Obj, Release, Rendered, config_map, namespace, obj
 from components.k8s.scheduling import gpu_pools, on_pools, tolerations
 
@@ -16,13 +16,23 @@ NAMESPACE = "gpu-operator"
 NETWORK_NAMESPACE = "nvidia-network-operator"
 DCGM_METRICS = Path(__file__).parent / "data" / "dcgm-metrics.csv"
 DCGM_CONFIG = "gpufleet-dcgm-metrics"
-RDMA_RESOURCE = "rdma_shared_device_a"  # pods ask for rdma/rdma_shared_device_a
-RDMA_HCA_MAX = 63  # pods that may share a node's InfiniBand devices at once (the plugin advertises this many)
+# The shared RDMA resource as the network operator's own full example (digest `values`) configures it: pods ask
+# for rdma/rdma_shared_device_a, and up to 63 pods may share a node's InfiniBand devices at once.
+RDMA_RESOURCE = "rdma_shared_device_a"
+RDMA_HCA_MAX = 63
 # GKE runs its own NVIDIA device plugin on every GPU node; a second one would double-advertise the GPUs.
 CLOUD_DEVICE_PLUGIN = frozenset({Cloud.GCP})
 GKE_DRIVER_DIR = "/home/kubernetes/bin/nvidia"  # where GKE's installer puts the driver on COS
-DOCA_DRIVER = {"image": "doca-driver", "repository": "nvcr.io/nvidia/mellanox", "version": "25.04-0.6.1.0-2"}
-RDMA_PLUGIN = {"image": "k8s-rdma-shared-dev-plugin", "repository": "ghcr.io/mellanox", "version": "v1.5.3"}
+RELEASE = "hack/release.yaml"  # the component versions a network operator release is tested with
+# The release file names NVIDIA's staging registry for the driver (a GA tag rewrites only the operator's own
+# images: .github/workflows/ci.yaml); the public images are in the NGC catalog
+# (https://catalog.ngc.nvidia.com/orgs/nvidia/teams/mellanox/containers/doca-driver/tags), which every release's
+# NicClusterPolicy example in the docs uses.
+PUBLIC_DRIVER_REPOSITORY = "nvcr.io/nvidia/mellanox"
+# Azure's accelerated-networking NIC is a Mellanox (15b3) Ethernet VF: only InfiniBand links are shared. The plugin
+# compares this with netlink's link encapsulation name, "infiniband" for ARPHRD_INFINIBAND (vishvananda/netlink
+# v1.3.0 nl/nl_linux.go encapTypeToString, commit 6f57139, the version the plugin's go.mod requires).
+IB_LINK_TYPE = "infiniband"
 
 
 def operator_installs_driver(cluster: Cluster) -> bool:
@@ -80,10 +90,16 @@ def dcgm_metric_names() -> list[str]:
             if line.strip() and not line.startswith("#")]
 
 
+def release_image(component: str) -> dict[str, str]:
+    """{image, repository, version} of a component as the pinned network operator release names it."""
+    image = dict(upstream.digest("network-operator")["values"][RELEASE][component])
+    return {**image, "repository": PUBLIC_DRIVER_REPOSITORY} if component == "Mofed" else image
+
+
 def rdma_config() -> str:
     """One shared RDMA resource over every Mellanox (vendor 15b3) InfiniBand device of the node."""
     return json.dumps({"configList": [{"resourceName": RDMA_RESOURCE, "rdmaHcaMax": RDMA_HCA_MAX,
-                                       "selectors": {"vendors": ["15b3"], "linkTypes": ["infiniband"]}}]})
+                                       "selectors": {"vendors": ["15b3"], "linkTypes": [IB_LINK_TYPE]}}]})
 
 
 def network_operator(cluster: Cluster) -> Rendered:
@@ -93,10 +109,10 @@ def network_operator(cluster: Cluster) -> Rendered:
     if not pools:
         return Rendered()
     policy = obj("mellanox.com/v1alpha1", "NicClusterPolicy", "nic-cluster-policy", spec={
-        "ofedDriver": {**DOCA_DRIVER, "upgradePolicy": {"autoUpgrade": True, "maxParallelUpgrades": 1,
-                                                        "drain": {"enable": True, "force": True,
-                                                                  "timeoutSeconds": 300, "deleteEmptyDir": True}}},
-        "rdmaSharedDevicePlugin": {**RDMA_PLUGIN, "config": rdma_config()},
+        "ofedDriver": {**release_image("Mofed"), "upgradePolicy": {
+            "autoUpgrade": True, "maxParallelUpgrades": 1,
+            "drain": {"enable": True, "force": True, "timeoutSeconds": 300, "deleteEmptyDir": True}}},
+        "rdmaSharedDevicePlugin": {**release_image("RdmaSharedDevicePlugin"), "config": rdma_config()},
         "nodeAffinity": on_pools(pools)["nodeAffinity"],
         "tolerations": tolerations(cluster.cloud, pools),
     })
