@@ -26,6 +26,7 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/preview_bench.py
+	$(BIN)/python benchmarks/pr_bench.py
 	$(BIN)/python benchmarks/capacity_bench.py
 	GPUFLEET_INVARIANTS=long $(BIN)/python -m pytest -n 2 tests/invariants
 

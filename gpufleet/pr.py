@@ -16,16 +16,15 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from components.errors import SpecError
 from gpufleet.analyzer import stack_policy_config
 from gpufleet.capture import ProgramError
-from gpufleet.parallel import preview_many, workers
+from gpufleet.parallel import preview_many
 from gpufleet.preview import preview_stack
 from stacks.config import stack_names
 
@@ -85,18 +84,42 @@ def failed(stack: str, message: str) -> dict[str, Any]:
     return {**EMPTY, "stack": stack, "errors": [message]}
 
 
-def _own_code_preview(root: Path, stack: str, stacks_dir: Path) -> dict[str, Any]:
+def _cli_preview(root: Path, stacks: list[str], stacks_dir: Path, out: IO[str], err: IO[str]) -> subprocess.Popen:
+    """Start the side's own CLI on ``stacks`` (its previews fork from one import of the SDKs), output to files."""
     env = {**os.environ, "PYTHONPATH": str(root)}
-    done = subprocess.run([sys.executable, "-m", "gpufleet.cli", "preview", "--stack", stack, "--format", "json",
-                           "--no-policies", "--stacks-dir", str(stacks_dir)], cwd=root, env=env, capture_output=True,
-                          text=True, check=False)
+    names = [arg for s in stacks for arg in ("--stack", s)]
+    return subprocess.Popen([sys.executable, "-m", "gpufleet.cli", "preview", *names, "--format", "json",
+                             "--no-policies", "--stacks-dir", str(stacks_dir)], cwd=root, env=env, stdout=out,
+                            stderr=err, text=True)
+
+
+def _documents(stdout: str, stacks: list[str]) -> dict[str, dict[str, Any]] | None:
+    """The documents of ``stacks`` in the CLI's JSON output (one document, or a list); None unless all are there."""
     try:
-        document = json.loads(done.stdout) if done.stdout.strip() else None
+        payload = json.loads(stdout) if stdout.strip() else None
     except ValueError:
-        document = None
-    if not isinstance(document, dict):  # exit 2: the program failed; its message is on stderr
-        lines = [line.strip() for line in done.stderr.strip().splitlines() if line.strip()]
-        return failed(stack, " ".join(lines[-20:]) or f"the preview exited {done.returncode} with no output")
+        return None
+    found = payload if isinstance(payload, list) else [payload]
+    documents = {d.get("stack"): d for d in found if isinstance(d, dict)}
+    return documents if set(documents) == set(stacks) else None
+
+
+def _own_code_preview(root: Path, stack: str, stacks_dir: Path) -> dict[str, Any]:
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        code = _cli_preview(root, [stack], stacks_dir, out, err).wait()
+        out.seek(0), err.seek(0)
+        found = _documents(out.read(), [stack])
+        if found is None:  # exit 2: the program failed; its message is on stderr
+            return _failure(stack, err.read(), code)
+    return _with_policy_config(found[stack], stack, stacks_dir)
+
+
+def _failure(stack: str, stderr: str, code: int) -> dict[str, Any]:
+    lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
+    return failed(stack, " ".join(lines[-20:]) or f"the preview exited {code} with no output")
+
+
+def _with_policy_config(document: dict[str, Any], stack: str, stacks_dir: Path) -> dict[str, Any]:
     if "policy_config" not in document:  # a merge base whose gpufleet predates policy_config
         document["policy_config"] = _policy_config(stack, stacks_dir)
     return document
@@ -109,12 +132,16 @@ def _policy_config(stack: str, stacks_dir: Path) -> dict[str, Any]:
         return {}
 
 
+def _own_code(root: Path) -> bool:
+    return (root / "gpufleet" / "cli.py").exists() and (root / "stacks" / "__main__.py").exists()
+
+
 def preview_document(root: Path, stack: str, stacks_dir: Path, own_code: bool) -> dict[str, Any]:
     """The stack's preview document; an empty one when the stack file does not exist on that side, one with the
     failure as its error when the program fails."""
     if not (stacks_dir / f"Pulumi.{stack}.yaml").exists():
         return {**EMPTY, "stack": stack}
-    if own_code and (root / "gpufleet" / "cli.py").exists() and (root / "stacks" / "__main__.py").exists():
+    if own_code and _own_code(root):
         return _own_code_preview(root, stack, stacks_dir)
     try:
         return preview_stack(stack, stacks_dir).document()
@@ -151,26 +178,58 @@ def cache_key(repo: Path, commit: str, stacks_rel: str, stack: str) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
-def _base_document(repo: Path, commit: str, base_root: Path, stacks_rel: str, stack: str) -> dict[str, Any]:
-    """The merge-base preview, from the cache when its inputs were previewed before (only successful previews
-    are kept: a failure may be transient)."""
-    own_code = (base_root / "gpufleet" / "cli.py").exists()
-    path = _cache_dir() / f"{cache_key(repo, commit, stacks_rel, stack)}.json" if own_code else None
-    if path is not None and path.exists():
-        return json.loads(path.read_text())
-    document = preview_document(base_root, stack, base_root / stacks_rel, own_code=True)
-    if path is not None and not document.get("errors"):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        scratch = path.with_suffix(f".{os.getpid()}.tmp")
-        scratch.write_text(json.dumps(document))
-        scratch.replace(path)  # atomic: parallel runs never read half a file
-    return document
+def _store(path: Path, document: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    scratch = path.with_suffix(f".{os.getpid()}.tmp")
+    scratch.write_text(json.dumps(document))
+    scratch.replace(path)  # atomic: parallel runs never read half a file
+
+
+@contextmanager
+def base_previews(repo: Path, commit: str, base_root: Path, stacks_rel: str,
+                  stacks: list[str]) -> Iterator[Callable[[], dict[str, dict[str, Any]]]]:
+    """The merge-base previews, as a function that returns them. With the base's own code, those not in the cache
+    (keyed by content; only successful previews are kept, a failure may be transient) start at once as one
+    subprocess, so they run while the caller previews the working tree; when a program fails there, each stack is
+    previewed alone to tell which. Without it, they run here, one at a time (the Pulumi runtime is process-global),
+    when asked for."""
+    base_dir = base_root / stacks_rel
+    if not _own_code(base_root):
+        yield lambda: {s: preview_document(base_root, s, base_dir, own_code=False) for s in stacks}
+        return
+    cache = {s: _cache_dir() / f"{cache_key(repo, commit, stacks_rel, s)}.json" for s in stacks}
+    documents = {s: json.loads(path.read_text()) for s, path in cache.items() if path.exists()}
+    documents.update({s: {**EMPTY, "stack": s} for s in stacks if not (base_dir / f"Pulumi.{s}.yaml").exists()})
+    missing = [s for s in stacks if s not in documents]
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        run = _cli_preview(base_root, missing, base_dir, out, err) if missing else None
+
+        def collect() -> dict[str, dict[str, Any]]:
+            if run is not None:
+                code = run.wait()
+                out.seek(0), err.seek(0)
+                fresh = _documents(out.read(), missing)
+                if fresh is None:
+                    fresh = ({missing[0]: _failure(missing[0], err.read(), code)} if len(missing) == 1 else
+                             {s: _own_code_preview(base_root, s, base_dir) for s in missing})
+                for s, document in fresh.items():
+                    documents[s] = _with_policy_config(document, s, base_dir)
+                    if not document.get("errors"):
+                        _store(cache[s], document)
+            return {s: documents[s] for s in stacks}
+
+        try:
+            yield collect
+        finally:
+            if run is not None and run.poll() is None:
+                run.kill()
+                run.wait()
 
 
 def previews(repo: Path, stacks_rel: str = "stacks", base_ref: str | None = None,
              progress: Callable[[str], None] = _quiet) -> PrPreviews:
-    """Merge-base previews run as parallel subprocesses (one per core; cached by content), then the working tree's
-    in parallel forked processes. ``progress`` gets one line per stack and side."""
+    """The merge base's previews (one subprocess with its own code, cached by content) run while the working
+    tree's run in parallel forked processes. ``progress`` gets one line per stack and side."""
     root = Path(git(repo, "rev-parse", "--show-toplevel").strip())
     commit = merge_base(root, base_ref)
     head_dir = root / stacks_rel
@@ -180,21 +239,11 @@ def previews(repo: Path, stacks_rel: str = "stacks", base_ref: str | None = None
                        set(stack_names(base_dir) if base_dir.exists() else []))
         stacks = touched_stacks(changed_files(root, commit), stacks_rel, known)
         progress(f"previewing {len(stacks)} stack(s) at the merge base {commit[:8]}…")
-        # With its own code, each base stack is a subprocess: threads only wait on them. Without, the previews run
-        # here, one at a time (the Pulumi runtime is process-global).
-        def one(s: str) -> dict[str, Any]:
-            return _base_document(root, commit, base_root, stacks_rel, s)
-
-        if (base_root / "gpufleet" / "cli.py").exists():
-            with ThreadPoolExecutor(workers(0, len(stacks))) as pool:
-                base = dict(zip(stacks, pool.map(one, stacks), strict=True))
-        else:
-            base = {s: one(s) for s in stacks}
-    head = {}
-    present = [s for s in stacks if (head_dir / f"Pulumi.{s}.yaml").exists()]
-    progress(f"previewing {len(present)} stack(s) in the working tree…")
-    for s, result in preview_many(present, head_dir, 0, progress):
-        head[s] = failed(s, str(result)) if isinstance(result, ProgramError) else result.document()
-    for s in stacks:
-        head.setdefault(s, {**EMPTY, "stack": s})
-    return PrPreviews(commit, stacks, base, {s: head[s] for s in stacks})
+        with base_previews(root, commit, base_root, stacks_rel, stacks) as base_side:
+            head = {}
+            present = [s for s in stacks if (head_dir / f"Pulumi.{s}.yaml").exists()]
+            progress(f"previewing {len(present)} stack(s) in the working tree…")
+            for s, result in preview_many(present, head_dir, 0, progress):
+                head[s] = failed(s, str(result)) if isinstance(result, ProgramError) else result.document()
+            base = base_side()
+    return PrPreviews(commit, stacks, base, {s: head.get(s, {**EMPTY, "stack": s}) for s in stacks})
