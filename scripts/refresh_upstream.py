@@ -141,6 +141,22 @@ def _metrics(source: GitSource, commit: str, spec: dict[str, Any], paths: list[s
     return sorted(names)
 
 
+def _tool(source: GitSource, commit: str, spec: dict[str, Any], ref: str, paths: list[str]) -> dict[str, Any]:
+    """A CLI tool the layer runs in a container: its image and tag, its commands, its flags, and per backend the
+    registered name and config options (rclone: the remote types and options an env-only config may use)."""
+    docker = spec["docker"]
+    paths += [docker["install"], docker["workflow"], docker["dockerfile"], spec["flags"], spec["commands"],
+              *spec["backends"], spec["s3_providers"]]
+    commands = sorted(Path(f).stem.removeprefix("rclone_").replace("_", " ")
+                      for f in source.files(commit, spec["commands"]) if f.endswith(".md"))
+    return {**derive.docker_image(source.show(commit, docker["install"]), source.show(commit, docker["workflow"]),
+                                  source.show(commit, docker["dockerfile"]), ref),
+            "commands": commands, "flags": derive.markdown_flags(source.show(commit, spec["flags"])),
+            "backends": {path: derive.go_backend(source.show(commit, path)) for path in spec["backends"]},
+            "s3_providers": sorted(Path(f).stem for f in source.files(commit, spec["s3_providers"])
+                                   if f.endswith(".yaml"))}
+
+
 def derive_pin(name: str, row: dict[str, Any], mirror: Path, offline: bool, today: str) -> dict[str, Any]:
     source = GitSource(row["git"]["repo"], mirror, offline)
     commit = source.commit(str(row["git"]["ref"]))
@@ -202,6 +218,8 @@ def derive_pin(name: str, row: dict[str, Any], mirror: Path, offline: bool, toda
             out["flags"][path] = derive.go_flags(source.show(commit, path))
     if row.get("metrics"):
         out["metrics"] = _metrics(source, commit, row["metrics"], paths)
+    if row.get("tool"):
+        out["tool"] = _tool(source, commit, row["tool"], str(row["git"]["ref"]), paths)
     if row.get("manifests"):
         out["manifests"] = {}
         for key, path in row["manifests"].items():

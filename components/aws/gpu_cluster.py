@@ -5,6 +5,8 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 
+from components import checkpoint_tools
+from components.aws.checkpoints import CheckpointIdentity, CheckpointIdentityArgs
 from components.aws.cluster import EksCluster, EksClusterArgs
 from components.aws.iam import NODE_POLICIES, role
 from components.aws.network import GpuVpc, NetworkArgs
@@ -61,6 +63,9 @@ class AwsGpuCluster(pulumi.ComponentResource):
             efa_security_group_id=efa_group.id if efa_group else None,
             bucket_name=self.buckets[storage.lustre.bucket].bucket_name, kms_key_arn=key.arn, tags=cluster.tags),
             opts)
+        self.checkpoint_identity = CheckpointIdentity(f"{name}-checkpoint-tools", CheckpointIdentityArgs(
+            cluster_name=self.eks.name, bucket_arn=self.buckets[storage.lustre.bucket].arn, key_arn=key.arn,
+            prefixes=checkpoint_tools.prefixes(cluster.spec), region=cluster.spec.region, tags=cluster.tags), opts)
 
 
 Subnets = dict[str, pulumi.Input[str]]

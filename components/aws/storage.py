@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
+from components.checkpoint_tools import PROBE_NONCURRENT_DAYS, PROBE_PREFIX
 from components.spec import BucketSpec, LustreSpec
 
 LUSTRE_PORTS = ((988, 988), (1018, 1023))  # Lustre network ports, from the FSx for Lustre user guide
@@ -55,6 +56,10 @@ def _lifecycle(spec: BucketSpec) -> list[dict]:
          "noncurrent_version_expiration": {"noncurrent_days": spec.noncurrent_days}},
         {"id": "abort-incomplete-uploads", "status": "Enabled", "filter": {},
          "abort_incomplete_multipart_upload": {"days_after_initiation": 7}},
+        # the checkpoint probe writes and deletes a test object per run: drop its old versions after a day
+        {"id": "probe-objects", "status": "Enabled", "filter": {"prefix": PROBE_PREFIX},
+         "noncurrent_version_expiration": {"noncurrent_days": PROBE_NONCURRENT_DAYS},
+         "expiration": {"expired_object_delete_marker": True}},
     ]
     if spec.archive_after_days:
         rules.append({"id": "archive", "status": "Enabled", "filter": {},

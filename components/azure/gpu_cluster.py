@@ -9,6 +9,7 @@ import pulumi_azure_native as azure
 from components.azure import infiniband
 from components.azure.agentpool import GpuAgentPool, GpuAgentPoolArgs
 from components.azure.aks import AksCluster, AksClusterArgs
+from components.azure.checkpoints import CheckpointIdentity, CheckpointIdentityArgs
 from components.azure.keys import AKS_KMS, LUSTRE, STORAGE, EncryptionKeys, KeysArgs, KeyUse
 from components.azure.lustre import LustreArgs, ManagedLustre
 from components.azure.network import GpuVnet, NetworkArgs
@@ -78,6 +79,9 @@ class AzureGpuCluster(pulumi.ComponentResource):
         if storage.lustre is None or self.network.lustre_subnet_id is None:
             return
         bucket = self.buckets[storage.lustre.bucket]
+        self.checkpoint_identity = CheckpointIdentity(f"{name}-checkpoint-tools", CheckpointIdentityArgs(
+            resource_group_name=rg, location=spec.region, oidc_issuer=self.aks.oidc_issuer,
+            container_id=bucket.container_id, subscription_id=subscription_id, tags=cluster.tags), opts)
         self.lustre = ManagedLustre(f"{name}-lustre", LustreArgs(
             spec=storage.lustre, file_system_name=f"{spec.name}-lustre", resource_group_name=rg,
             location=spec.region, zone=cluster.pools[0].zone if cluster.pools else spec.zones[0],

@@ -13,6 +13,7 @@ import pulumi_azure_native as azure
 from components.azure.keys import KeyRef
 from components.azure.naming import globally_unique
 from components.azure.private_link import BLOB, EndpointArgs, private_endpoint
+from components.checkpoint_tools import PROBE_NONCURRENT_DAYS, PROBE_PREFIX
 from components.spec import BucketSpec
 
 LOGS_CONTAINER = "lustre-logs"  # AMLFS wants its HSM logs in a container apart from the data
@@ -106,5 +107,11 @@ def lifecycle_rules(spec: BucketSpec) -> list[dict]:
     actions: dict[str, dict] = {"version": {"delete": {"days_after_creation_greater_than": spec.noncurrent_days}}}
     if spec.archive_after_days:
         actions["base_blob"] = {"tier_to_cold": {"days_after_modification_greater_than": spec.archive_after_days}}
+    # the checkpoint probe writes and deletes a test blob per run: drop its old versions after a day (a prefix
+    # match starts with the container's name)
+    probe = {"version": {"delete": {"days_after_creation_greater_than": PROBE_NONCURRENT_DAYS}}}
     return [{"name": "checkpoints", "enabled": True, "type": "Lifecycle",
-             "definition": {"filters": {"blob_types": ["blockBlob"]}, "actions": actions}}]
+             "definition": {"filters": {"blob_types": ["blockBlob"]}, "actions": actions}},
+            {"name": "probe-objects", "enabled": True, "type": "Lifecycle",
+             "definition": {"filters": {"blob_types": ["blockBlob"], "prefix_match": [f"{spec.name}/{PROBE_PREFIX}"]},
+                            "actions": probe}}]

@@ -7,6 +7,7 @@ import re
 import pulumi
 
 from components.fleet import Cluster
+from components.gcp.checkpoints import grant_bucket
 from components.gcp.cluster import GkeCluster, GkeClusterArgs, legacy_lustre_port
 from components.gcp.iam import grant_admins, node_service_account
 from components.gcp.kms import ClusterKeys, KeysArgs
@@ -74,6 +75,8 @@ class GcpGpuCluster(pulumi.ComponentResource):
         lustre = spec.storage.lustre
         if lustre is None:
             return None
+        self.checkpoint_access = grant_bucket(name, self.buckets[lustre.bucket].bucket_name, self.keys.project_number,
+                                              project, opts)
         zone = cluster.pools[0].zone if cluster.pools else spec.zones[0]  # next to the GPUs that read it
         return ManagedLustre(f"{name}-lustre", LustreArgs(
             spec=lustre, cluster_name=spec.name, zone=zone, project=project, network_id=network_id,

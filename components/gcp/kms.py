@@ -36,6 +36,7 @@ class ClusterKeys(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         number = gcp.organizations.get_project_output(
             project_id=args.project, opts=pulumi.InvokeOptions(parent=self)).number
+        self.project_number = number
         ring = gcp.kms.KeyRing(f"{name}-ring", location=args.region, opts=child)
         self.keys: dict[str, gcp.kms.CryptoKey] = {}
         self.grants: dict[str, list[gcp.kms.CryptoKeyIAMMember]] = {}

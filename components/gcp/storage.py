@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_gcp as gcp
 
+from components.checkpoint_tools import PROBE_NONCURRENT_DAYS, PROBE_PREFIX
 from components.spec import BucketSpec, LustreSpec
 
 PSA_ADDRESS, PSA_PREFIX = "10.96.0.0", 20  # Private Service Access range Managed Lustre's servers live in
@@ -55,6 +56,9 @@ def lifecycle(spec: BucketSpec) -> list[dict[str, dict[str, object]]]:
         {"action": {"type": "Delete"},
          "condition": {"days_since_noncurrent_time": spec.noncurrent_days, "with_state": "ARCHIVED"}},
         {"action": {"type": "AbortIncompleteMultipartUpload"}, "condition": {"age": 7}},
+        # the checkpoint probe writes and deletes a test object per run: drop its old versions after a day
+        {"action": {"type": "Delete"}, "condition": {"days_since_noncurrent_time": PROBE_NONCURRENT_DAYS,
+                                                      "with_state": "ARCHIVED", "matches_prefixes": [PROBE_PREFIX]}},
     ]
     if spec.archive_after_days:
         rules.append({"action": {"type": "SetStorageClass", "storage_class": COLD_CLASS},

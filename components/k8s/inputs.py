@@ -16,6 +16,7 @@ import pulumi
 
 from components.catalog import Cloud
 from components.fleet import Cluster
+from components.k8s.checkpoints import CheckpointBucket
 from components.k8s.interconnect import GpuNic, gpu_nic_names
 from components.k8s.storage import LustreVolume
 
@@ -27,6 +28,7 @@ class AddonInputs:
     kubeconfig: pulumi.Input[str]
     lustre: LustreVolume | None = None
     gpu_nics: tuple[GpuNic, ...] = ()
+    checkpoints: CheckpointBucket | None = None  # the bucket Lustre exports to, with the tools' identity bound
 
 
 def _capacity_gib(cluster: Cluster) -> int:
@@ -69,9 +71,24 @@ def _gpu_nics(cluster: Cluster, networks: Any) -> tuple[GpuNic, ...]:
                                                  strict=False))
 
 
+def _checkpoints(cluster: Cluster, built: Any) -> CheckpointBucket | None:
+    """The Lustre-linked bucket, once the translator bound the checkpoint tools' identity to it (AWS / Azure:
+    ``checkpoint_identity``, GCP: ``checkpoint_access``)."""
+    lustre = cluster.spec.storage.lustre
+    identity = getattr(built, "checkpoint_identity", None) or getattr(built, "checkpoint_access", None)
+    if lustre is None or identity is None:
+        return None
+    bucket = built.buckets[lustre.bucket]
+    if cluster.cloud is Cloud.AZURE:
+        return CheckpointBucket(Cloud.AZURE, bucket.container.name, cluster.spec.region, account=bucket.account.name,
+                                client_id=identity.client_id)
+    return CheckpointBucket(cluster.cloud, bucket.bucket_name, cluster.spec.region)
+
+
 def addon_inputs(cluster: Cluster, built: pulumi.ComponentResource) -> AddonInputs:
     """The add-on inputs of a cluster built by its cloud's translator."""
     fs = getattr(built, "lustre", None)
     return AddonInputs(kubeconfig=built.kubeconfig,  # type: ignore[attr-defined]
                        lustre=_LUSTRE[cluster.cloud](cluster, fs) if fs is not None else None,
-                       gpu_nics=_gpu_nics(cluster, getattr(built, "gpu_networks", None)))
+                       gpu_nics=_gpu_nics(cluster, getattr(built, "gpu_networks", None)),
+                       checkpoints=_checkpoints(cluster, built))

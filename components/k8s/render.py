@@ -34,7 +34,7 @@ def render(cluster: Cluster, inputs: AddonInputs) -> Rendered:
     lustre = inputs.lustre is not None
     probing = [probe.NAMESPACE] if lustre and monitoring else []
     out.extend(storage.lustre(cluster, inputs.lustre, (kueue.team_namespaces(cluster) or ["default"]) + probing))
-    out.extend(probe.checkpoint_probe(cluster, lustre, monitoring))
+    out.extend(probe.checkpoint_probe(cluster, lustre, monitoring, inputs.checkpoints))
     out.extend(healthgate.health_gate(cluster))
     out.extend(selfheal.self_healing(cluster, monitoring))
     out.extend(chaos.network_chaos(cluster))

@@ -40,6 +40,10 @@ ARM_IDS: dict[str, tuple[str, str]] = {
         "virtualNetworkLinkName", _NET + "/privateDnsZones/{privateZoneName}/virtualNetworkLinks/{name}"),
     "azure-native:managedidentity:UserAssignedIdentity": (
         "resourceName", _RG + "/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{name}"),
+    "azure-native:managedidentity:FederatedIdentityCredential": (
+        "federatedIdentityCredentialResourceName",
+        _RG + "/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{resourceName}/federatedIdentityCredentials/"
+              "{name}"),
     "azure-native:authorization:RoleAssignment": (
         "roleAssignmentName", "{scope}/providers/Microsoft.Authorization/roleAssignments/{name}"),
     "azure-native:containerservice:ManagedCluster": ("resourceName", _AKS + "/{name}"),

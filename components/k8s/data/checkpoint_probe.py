@@ -1,11 +1,14 @@
 """Checkpoint I/O probe: every PROBE_INTERVAL_S, write PROBE_SIZE_MIB to the Lustre volume as a training job writes
-a checkpoint shard (sequential, 8 MiB blocks, fsync), drop it from the page cache, read it back, and serve the
-durations and throughputs on :PROBE_PORT/metrics in the Prometheus text format. Standard library only, so any
-Python 3 image runs it."""
+a checkpoint shard (sequential, 8 MiB blocks, fsync), drop it from the page cache, read it back; with PROBE_REMOTE
+set, also upload a PROBE_BUCKET_SIZE_MIB object to the checkpoint bucket with rclone (PROBE_RCLONE), download it
+back, compare and delete it. Serves the durations and throughputs per target (target="lustre" / "bucket") on
+:PROBE_PORT/metrics in the Prometheus text format. Standard library only, so any Python 3 image runs it."""
 
 from __future__ import annotations
 
+import hashlib
 import os
+import subprocess
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -19,8 +22,9 @@ METRICS = {
     "write_bytes_per_second": ("gauge", "Write throughput of the last probe."),
     "read_bytes_per_second": ("gauge", "Read throughput of the last probe."),
     "last_success_timestamp_seconds": ("gauge", "Unix time of the last probe that wrote and read back."),
-    "errors_total": ("counter", "Probes that failed (an I/O error or a short read)."),
+    "errors_total": ("counter", "Probes that failed (an I/O error, a short read or a transfer error)."),
 }
+RCLONE_TIMEOUT_S = 1800  # one transfer; a hung transfer counts as a failure
 
 
 def probe_once(directory: str, size_bytes: int) -> dict[str, float]:
@@ -49,38 +53,98 @@ def probe_once(directory: str, size_bytes: int) -> dict[str, float]:
             "read_bytes_per_second": size_bytes / read_s, "last_success_timestamp_seconds": time.time()}
 
 
-def exposition(values: dict[str, float], target: str) -> str:
-    """The Prometheus text format of the probe's series (a series appears once it has a value)."""
+def _write_random(path: str, size_bytes: int) -> str:
+    """A file of ``size_bytes`` random bytes; its sha256."""
+    digest, block = hashlib.sha256(), os.urandom(BLOCK)
+    with open(path, "wb") as f:
+        for written in range(0, size_bytes, BLOCK):
+            chunk = block[: min(BLOCK, size_bytes - written)]
+            f.write(chunk)
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(BLOCK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def rclone(binary: str, *args: str) -> float:
+    """Run one rclone command (no config file: the remote comes from RCLONE_CONFIG_* variables); its duration in
+    seconds, or OSError with the end of its error output."""
+    start = time.monotonic()
+    try:
+        done = subprocess.run([binary, "--config=", *args], capture_output=True, text=True, timeout=RCLONE_TIMEOUT_S)
+    except subprocess.TimeoutExpired as err:
+        raise OSError(f"rclone {args[0]} timed out after {RCLONE_TIMEOUT_S} s") from err
+    if done.returncode != 0:
+        raise OSError(f"rclone {args[0]} exited {done.returncode}: {done.stderr.strip()[-400:]}")
+    return time.monotonic() - start
+
+
+def probe_bucket(binary: str, remote: str, staging: str, size_bytes: int) -> dict[str, float]:
+    """Upload one object under ``remote`` (the bucket's probe prefix), download it back, compare, delete it; the
+    durations and throughputs of the two transfers (raises OSError on failure)."""
+    os.makedirs(staging, exist_ok=True)
+    name = f"probe-{os.uname().nodename}.bin"
+    local, back, target = os.path.join(staging, name), os.path.join(staging, name + ".back"), f"{remote}/{name}"
+    try:
+        sent = _write_random(local, size_bytes)
+        write_s = rclone(binary, "copyto", local, target)
+        read_s = rclone(binary, "copyto", target, back)
+        rclone(binary, "deletefile", target)
+        if os.path.getsize(back) != size_bytes or _sha256(back) != sent:
+            raise OSError("the object read back differs from the one written")
+    finally:
+        for path in (local, back):
+            if os.path.exists(path):
+                os.remove(path)
+    return {"write_seconds": write_s, "read_seconds": read_s, "write_bytes_per_second": size_bytes / write_s,
+            "read_bytes_per_second": size_bytes / read_s, "last_success_timestamp_seconds": time.time()}
+
+
+def exposition(state: dict[str, dict[str, float]]) -> str:
+    """The Prometheus text format of the probe's series, one per target (a series appears once it has a value)."""
     lines = []
     for name, (kind, text) in METRICS.items():
-        if name in values:
-            lines += [f"# HELP {PREFIX}{name} {text}", f"# TYPE {PREFIX}{name} {kind}",
-                      f'{PREFIX}{name}{{target="{target}"}} {values[name]!r}']
+        samples = [f'{PREFIX}{name}{{target="{target}"}} {values[name]!r}'
+                   for target, values in state.items() if name in values]
+        if samples:
+            lines += [f"# HELP {PREFIX}{name} {text}", f"# TYPE {PREFIX}{name} {kind}", *samples]
     return "\n".join(lines) + "\n"
 
 
 def main() -> None:
-    directory, target = os.environ["PROBE_DIR"], os.environ.get("PROBE_TARGET", "lustre")
-    size = int(os.environ.get("PROBE_SIZE_MIB", "1024")) * 2**20
-    interval = float(os.environ.get("PROBE_INTERVAL_S", "900"))
-    state: dict[str, float] = {"errors_total": 0.0}
+    env = os.environ
+    size = int(env.get("PROBE_SIZE_MIB", "1024")) * 2**20
+    interval = float(env.get("PROBE_INTERVAL_S", "900"))
+    probes = {"lustre": lambda: probe_once(env["PROBE_DIR"], size)}
+    if env.get("PROBE_REMOTE"):
+        bucket_size = int(env.get("PROBE_BUCKET_SIZE_MIB", "256")) * 2**20
+        probes["bucket"] = lambda: probe_bucket(env.get("PROBE_RCLONE", "rclone"), env["PROBE_REMOTE"],
+                                                env.get("PROBE_STAGING", "/tmp/probe"), bucket_size)
+    state: dict[str, dict[str, float]] = {target: {"errors_total": 0.0} for target in probes}
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
-            body = exposition(dict(state), target).encode()
+            body = exposition({t: dict(v) for t, v in state.items()}).encode()
             self.send_response(200 if self.path == "/metrics" else 404)
             self.send_header("Content-Type", "text/plain; version=0.0.4")
             self.end_headers()
             self.wfile.write(body)
 
-    server = HTTPServer(("", int(os.environ.get("PROBE_PORT", "9101"))), Handler)
+    server = HTTPServer(("", int(env.get("PROBE_PORT", "9101"))), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     while True:
-        try:
-            state.update(probe_once(directory, size))
-        except OSError as err:
-            state["errors_total"] += 1
-            print(f"checkpoint probe failed: {err}", flush=True)
+        for target, run in probes.items():
+            try:
+                state[target].update(run())
+            except OSError as err:
+                state[target]["errors_total"] += 1
+                print(f"checkpoint probe of {target} failed: {err}", flush=True)
         time.sleep(interval)
 
 

@@ -322,3 +322,35 @@ def markdown_metrics(text: str) -> list[str]:
 def go_map_keys(text: str, prefix: str) -> list[str]:
     """String keys starting with ``prefix`` of a Go map literal (``"DCGM_FI_DEV_GPU_TEMP": ...``)."""
     return sorted(set(re.findall(rf'^\s*"({re.escape(prefix)}[A-Za-z0-9_]*)"\s*:', text, re.MULTILINE)))
+
+
+# ---- a CLI tool's interface (rclone) ------------------------------------------------------------------------------
+
+_REGISTER = re.compile(r'fs\.Register\((?:\w+\()?&fs\.RegInfo\{\s*Name:\s*"([^"]+)"')
+
+
+def go_backend(text: str) -> dict[str, Any]:
+    """An rclone backend source file: the name it registers (``fs.Register(&fs.RegInfo{Name: "s3"``, what a
+    remote's ``type`` is) and the config option names its ``fs.Option`` literals declare (``Name: "env_auth"``)."""
+    registered = _REGISTER.search(text)
+    options = set(re.findall(r'\bName:\s*"([a-z0-9_]+)"', text))
+    name = registered.group(1) if registered else ""
+    return {"registers": name, "options": sorted(options - {name})}
+
+
+def markdown_flags(text: str) -> list[str]:
+    """Long flags a flags reference page lists (``      --config string   Config file``), without their ``--``."""
+    return sorted(set(re.findall(r"^\s+(?:-\w, )?--([a-z0-9][a-z0-9-]*)\b", text, re.MULTILINE)))
+
+
+def docker_image(install_doc: str, workflow: str, dockerfile: str, ref: str) -> dict[str, str]:
+    """The image the maintainers document (``docker pull owner/name:latest``), the tag their release workflow gives a
+    ``vX.Y.Z`` git tag (docker/metadata-action ``type=semver,pattern={{version}}``: ``X.Y.Z``) and the directory the
+    Dockerfile's final stage copies the binary to; ValueError when any is missing, so a changed release process
+    stops the refresh."""
+    pulled = re.search(r"docker pull ([a-z0-9][\w.-]*/[\w.-]+):", install_doc)
+    copied = re.search(r"^COPY --from=\S+ \S+/(\w+) (/\S+?)/?$", dockerfile, re.MULTILINE)
+    if pulled is None or copied is None or "type=semver,pattern={{version}}" not in workflow:
+        raise ValueError("no documented `docker pull` image, no semver {{version}} tag in the release workflow or no "
+                         "binary copied in the Dockerfile")
+    return {"image": pulled.group(1), "tag": ref.removeprefix("v"), "binary": f"{copied.group(2)}/{copied.group(1)}"}

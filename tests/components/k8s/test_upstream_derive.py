@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 import yaml
 
 from components.k8s import upstream
@@ -178,3 +179,30 @@ def test_go_flags_names_kingpin_flags_only() -> None:
     text = ('dir = kingpin.Flag("collector.textfile.directory", "Directory ...").Default("").Strings()\n'
             'x = kingpin.Flag(\n\t"collector.x.y", "help").Bool()\nname := "collector.not.a.flag"\n')
     assert derive.go_flags(text) == ["collector.textfile.directory", "collector.x.y"]
+
+
+def test_go_backend_names_the_registered_backend_and_its_options() -> None:
+    text = ('func init() {\n\tfs.Register(addProvidersToInfo(&fs.RegInfo{\n\t\tName:        "s3",\n'
+            '\t\tOptions: []fs.Option{{\n\t\t\tName: fs.ConfigProvider,\n\t\t}, {\n\t\t\tName:    "env_auth",\n'
+            '\t\t\tExamples: []fs.OptionExample{{Value: "true"}},\n\t\t}, {\n\t\t\tName: "region",\n\t\t}}}))\n}\n')
+    assert derive.go_backend(text) == {"registers": "s3", "options": ["env_auth", "region"]}
+    assert derive.go_backend('var ConfigOptions = []fs.Option{{\n\tName: "account",\n}}\n') == {
+        "registers": "", "options": ["account"]}
+
+
+def test_markdown_flags_reads_long_flags_of_the_flags_page() -> None:
+    text = ("```\n      --checkers int     Number of checkers (default 8)\n  -c, --checksum   Check the checksum\n"
+            "      --s3-region string   Region\nUse --not-a-listed-flag in prose.\n```\n")
+    assert derive.markdown_flags(text) == ["checkers", "checksum", "s3-region"]
+
+
+def test_docker_image_needs_the_documented_image_the_semver_tag_and_the_binary() -> None:
+    install = "```console\n$ docker pull owner/tool:latest\n```\n"
+    workflow = "tags: |\n  type=semver,pattern={{version}}\n"
+    dockerfile = "FROM alpine\nCOPY --from=builder /go/src/x/tool /usr/local/bin/\n"
+    assert derive.docker_image(install, workflow, dockerfile, "v1.2.3") == {
+        "image": "owner/tool", "tag": "1.2.3", "binary": "/usr/local/bin/tool"}
+    for broken in ((install, "type=raw,value=latest", dockerfile), ("no pull here", workflow, dockerfile),
+                   (install, workflow, "FROM alpine\n")):
+        with pytest.raises(ValueError):
+            derive.docker_image(*broken, "v1.2.3")
