@@ -9,18 +9,20 @@ the team's queue label and a topology request, so Kueue admits it as one gang in
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import yaml
 
 from components.fleet import Cluster, Pool
 from components.k8s import upstream
+from components.k8s.healthgate import image
 from components.k8s.kueue import PRIORITIES, gpu_shares
 from components.k8s.model import Obj
 from components.k8s.operators import TRAINER_API, runtime_name
 from components.k8s.training import Wiring, container, queue_label, template, topology_request, wiring
 from components.spec import KueueTeam
+from gpufleet.ray_image import RayImageError, RayRuntime, dockerfile, runtime, with_ray
 
 NODES = 8
 PORT = 29500
@@ -39,6 +41,7 @@ class Target:
     cluster: Cluster
     pool: Pool
     team: KueueTeam
+    ray_image: str | None = None  # a prebuilt Ray image for the RayJob (--ray-image); None: gpufleet/ray_image.py
 
     @property
     def gpus(self) -> int:
@@ -95,18 +98,39 @@ def jobset(t: Target) -> Obj:
             "template": pod}}}]}}
 
 
-def _ray_image() -> str:
-    return str(upstream.digest("kuberay-operator")["images"]["pytorch-sample"]["images"][0])
+def _kuberay(name: str) -> str:
+    return str(upstream.digest("kuberay-operator")["constants"]["ray-operator/controllers/ray/utils/constant.go"][name])
+
+
+def ray_runtime(t: Target) -> RayRuntime:
+    try:
+        return runtime(image(t.cluster, t.pool), t.pool.fabric, t.ray_image)
+    except RayImageError as err:
+        raise JobsError(f"cluster {t.cluster.name!r}, pool {t.pool.name!r}: {err}") from None
+
+
+def _ray_worker(t: Target, w: Wiring) -> Obj:
+    """The worker group's pod. A fabric whose NCCL settings come from a sourced script (TCPXO, gIB) needs it run
+    before ``ray start`` (Ray's workers inherit its env), which KubeRay's generated command cannot do: the command
+    is overridden (KubeRay's annotation, on this pod template only) to run the script, then the generated start
+    command KubeRay leaves in the env, after the open-file limit KubeRay's own command sets (common/pod.go)."""
+    ray = container(w, "ray-worker", None)
+    annotations = topology_request(t.cluster)
+    if w.prelude:
+        ray["command"] = ["/bin/bash", "-c", f"ulimit -n 65536; {w.prelude}${_kuberay('KUBERAY_GEN_RAY_START_CMD')}"]
+        annotations = {**annotations, _kuberay("RayOverwriteContainerCmdAnnotationKey"): "true"}
+    worker = template(w, annotations, [ray], restart=None)
+    worker["spec"]["priorityClassName"] = PRIORITY
+    return worker
 
 
 def rayjob(t: Target) -> Obj:
     """A Ray cluster of one head and NODES GPU workers for one Ray Train run (a TorchTrainer over NODES x GPUs
-    workers); KubeRay deletes the cluster when the job ends. Kueue admits head and workers as one workload."""
+    workers); KubeRay deletes the cluster when the job ends. Kueue admits head and workers as one workload. Head and
+    workers run one image and one Ray version (``ray_runtime``: the pool's image with Ray on a fabric pool)."""
     name = t.job("ray")
-    w = wiring(t.cluster, t.pool, name)
-    w = Wiring(**{**w.__dict__, "image": _ray_image()})
-    worker = template(w, topology_request(t.cluster), [container(w, "ray-worker", None)], restart=None)
-    worker["spec"]["priorityClassName"] = PRIORITY
+    rt = ray_runtime(t)
+    w = replace(wiring(t.cluster, t.pool, name), image=rt.image)
     head = {"spec": {"priorityClassName": PRIORITY, "containers": [{
         "name": "ray-head", "image": w.image, "resources": {"limits": {"cpu": "8", "memory": "32Gi"},
                                                             "requests": {"cpu": "8", "memory": "32Gi"}},
@@ -114,12 +138,16 @@ def rayjob(t: Target) -> Obj:
         "volumes": [v for v in w.volumes if v["name"] == "lustre"]}}
     entrypoint = (f"python {SCRIPT} --num-workers={t.gpus} --use-gpu "
                   f"--checkpoint-dir={w.checkpoints}")
-    return {"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": t.metadata("ray"), "spec": {
-        "entrypoint": entrypoint, "shutdownAfterJobFinishes": True, "ttlSecondsAfterFinished": 3600,
-        "rayClusterSpec": {
-            "headGroupSpec": {"rayStartParams": {}, "template": head},
-            "workerGroupSpecs": [{"groupName": t.pool.name, "replicas": NODES, "minReplicas": NODES,
-                                  "maxReplicas": NODES, "rayStartParams": {}, "template": worker}]}}}
+    spec: Obj = {"entrypoint": entrypoint, "shutdownAfterJobFinishes": True, "ttlSecondsAfterFinished": 3600}
+    if rt.install:  # the default submitter pod would run the head's image, which has no Ray outside the volume
+        spec["submissionMode"] = "HTTPMode"
+    spec["rayClusterSpec"] = {
+        "rayVersion": rt.version,
+        "headGroupSpec": {"rayStartParams": {}, "template": with_ray(rt, head)},
+        "workerGroupSpecs": [{"groupName": t.pool.name, "replicas": NODES, "minReplicas": NODES,
+                              "maxReplicas": NODES, "rayStartParams": {},
+                              "template": with_ray(rt, _ray_worker(t, w))}]}
+    return {"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": t.metadata("ray"), "spec": spec}
 
 
 def trainjob(t: Target) -> Obj:
@@ -141,13 +169,20 @@ EXAMPLES: dict[str, tuple[str, Callable[[Target], Obj]]] = {
     "kuberay": ("rayjob", rayjob), "jobset": ("jobset", jobset), "trainer": ("trainjob", trainjob)}
 
 
-def examples(cluster: Cluster, pool: str | None = None, team: str | None = None) -> dict[str, Obj]:
+def examples(cluster: Cluster, pool: str | None = None, team: str | None = None,
+             ray_image: str | None = None) -> dict[str, Obj]:
     """File name -> job, one per operator the cluster installs."""
+    return {name: job for name, (job, _) in _rendered(cluster, pool, team, ray_image).items()}
+
+
+def _rendered(cluster: Cluster, pool: str | None, team: str | None,
+              ray_image: str | None) -> dict[str, tuple[Obj, Target]]:
     if not cluster.spec.addons.operators:
         raise JobsError(f"cluster {cluster.name!r} installs no job operator: list some under addons.operators "
                         "(kuberay, jobset, trainer)")
-    target = pick(cluster, pool, team)
-    return {f"{cluster.name}-{EXAMPLES[op][0]}.yaml": EXAMPLES[op][1](target) for op in cluster.spec.addons.operators}
+    target = replace(pick(cluster, pool, team), ray_image=ray_image)
+    return {f"{cluster.name}-{EXAMPLES[op][0]}.yaml": (EXAMPLES[op][1](target), target)
+            for op in cluster.spec.addons.operators}
 
 
 def document(stack: str, job: Obj) -> str:
@@ -159,8 +194,21 @@ def document(stack: str, job: Obj) -> str:
     return header + yaml.safe_dump(job, sort_keys=False, width=120)
 
 
+def files(stack: str, cluster: Cluster, pool: str | None = None, team: str | None = None,
+          ray_image: str | None = None) -> dict[str, str]:
+    """File name -> text: the cluster's examples and, when its RayJob installs Ray at pod start, the Dockerfile
+    of the image that makes that install unnecessary (``<cluster>-ray.Dockerfile``, for ``--ray-image``)."""
+    out = {}
+    for name, (job, target) in _rendered(cluster, pool, team, ray_image).items():
+        out[name] = document(stack, job)
+        if job["kind"] == "RayJob" and (rt := ray_runtime(target)).install:
+            out[f"{cluster.name}-ray.Dockerfile"] = dockerfile(stack, cluster.name, target.pool.name,
+                                                                       rt.image, rt.version)
+    return out
+
+
 def write(stack: str, clusters: tuple[Cluster, ...], out: Path, pool: str | None = None,
-          team: str | None = None) -> list[Path]:
+          team: str | None = None, ray_image: str | None = None) -> list[Path]:
     """Every cluster's examples under out/<stack>/; the paths written."""
     running = [c for c in clusters if c.spec.addons.operators]
     if not running:
@@ -170,8 +218,8 @@ def write(stack: str, clusters: tuple[Cluster, ...], out: Path, pool: str | None
     target = out / stack
     target.mkdir(parents=True, exist_ok=True)
     for cluster in running:
-        for name, job in examples(cluster, pool, team).items():
+        for name, text in files(stack, cluster, pool, team, ray_image).items():
             path = target / name
-            path.write_text(document(stack, job))
+            path.write_text(text)
             written.append(path)
     return written

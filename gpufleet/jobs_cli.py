@@ -31,13 +31,20 @@ def examples(
                                              "quota holds).")] = None,
     team: Annotated[str | None, typer.Option(help="Team (Kueue queue and namespace) to submit as (default: the "
                                              "first whose quota holds the job).")] = None,
+    ray_image: Annotated[str | None, typer.Option(
+        "--ray-image", help="Image for the RayJob's head and workers, with Ray already in it (built from the "
+        "written <cluster>-ray.Dockerfile): no pip install at pod start. Default: on a pool with a fabric, the "
+        "pool's image with the pinned Ray installed at start; otherwise KubeRay's sample Ray image.")] = None,
     stacks_dir: Annotated[Path, typer.Option(help="Where the Pulumi.<stack>.yaml files are.")] = STACKS_DIR,
 ) -> None:
     """Write an 8-node PyTorch job per job operator a cluster installs (addons.operators): RayJob, JobSet, TrainJob.
 
     Each follows the pool's machine type (GPUs, fabric devices and wiring), mounts the team's Lustre volume and
     checkpoints under its export path, and carries the team's queue label and a topology request. Submit one with
-    `kubectl create -f FILE`. Exits 1 when a fleet is invalid, 2 when a stack cannot run the examples.
+    `kubectl create -f FILE`. On a pool with a fabric (EFA, InfiniBand, GPUDirect) the RayJob runs the pool's image
+    (KubeRay's sample Ray image lacks the fabric's NCCL needs) with the Ray version of KubeRay's sample installed at
+    pod start; <cluster>-ray.Dockerfile builds that image with Ray inside, for --ray-image. Exits 1 when a fleet
+    is invalid, 2 when a stack cannot run the examples.
     """
     known = known_stacks(stacks_dir)
     names = stack or []
@@ -49,7 +56,7 @@ def examples(
         raise typer.Exit(2)
     for name in names:
         try:
-            written = write(name, _clusters(name, stacks_dir), out, pool, team)
+            written = write(name, _clusters(name, stacks_dir), out, pool, team, ray_image)
         except JobsError as err:
             errors.print(f"error: {err}", markup=False)
             raise typer.Exit(2) from None

@@ -194,7 +194,10 @@ def derive_pin(name: str, row: dict[str, Any], mirror: Path, offline: bool, toda
         out["images"] = {}
         for key, path in row["images"].items():
             paths.append(path)
-            out["images"][key] = {"path": path, "images": derive.images_in(source.show(commit, path))}
+            text = source.show(commit, path)
+            out["images"][key] = {"path": path, "images": derive.images_in(text)}
+            if derive.ray_versions_in(text):
+                out["images"][key]["ray_versions"] = derive.ray_versions_in(text)
     if row.get("constants"):
         out["constants"] = {}
         for path, names in row["constants"].items():

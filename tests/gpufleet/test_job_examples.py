@@ -80,8 +80,8 @@ def test_every_operator_of_every_bundled_stack_has_an_example() -> None:
 def test_checked_in_examples_equal_a_fresh_render(stack: str, tmp_path: Path) -> None:
     result = runner.invoke(app, ["jobs", "examples", "--stack", stack, "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
-    fresh = {p.name: p.read_text() for p in (tmp_path / stack).glob("*.yaml")}
-    assert fresh == {p.name: p.read_text() for p in (CHECKED_IN / stack).glob("*.yaml")}, \
+    fresh = {p.name: p.read_text() for p in (tmp_path / stack).iterdir()}
+    assert fresh == {p.name: p.read_text() for p in (CHECKED_IN / stack).iterdir()}, \
         "examples/jobs is stale: run `gpufleet jobs examples --all`"
 
 
@@ -146,7 +146,7 @@ def test_gke_example_runs_the_tcpxo_daemon_as_a_native_sidecar_with_its_device_a
     for name in ("train-jobset.yaml", "train-rayjob.yaml"):
         job = _jobs("gcp-train")[name]
         template = next(t for _, t in _pod_sets(job, _cluster("gcp-train")) if _limits(t))
-        [sidecar] = template["spec"]["initContainers"]
+        [sidecar] = [c for c in template["spec"]["initContainers"] if c["name"] == "tcpxo-daemon"]
         assert sidecar["name"] == "tcpxo-daemon" and sidecar["restartPolicy"] == "Always"
         annotations = template["metadata"]["annotations"]
         assert "/dev/dmabuf_import_helper" in annotations["devices.gke.io/container.tcpxo-daemon"]

@@ -251,6 +251,20 @@ def images_in(text: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def ray_versions_in(text: str) -> list[str]:
+    """Every ``rayVersion`` a manifest's RayJobs / RayClusters declare (KubeRay's CRD: the Ray version of the
+    cluster's image), in order, each once."""
+    found: list[str] = []
+    for document in yaml.safe_load_all(text):
+        if not isinstance(document, dict):
+            continue
+        spec = document.get("spec") or {}
+        for cluster in (spec, spec.get("rayClusterSpec") or {}):
+            if "rayVersion" in cluster:
+                found.append(str(cluster["rayVersion"]))
+    return list(dict.fromkeys(found))
+
+
 # ---- Go source ----------------------------------------------------------------------------------------------------
 
 def go_constants(text: str, names: Iterable[str]) -> dict[str, str]:

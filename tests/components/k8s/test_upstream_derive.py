@@ -146,6 +146,20 @@ data: {image: not-a-container}
     assert derive.images_in(text) == ["ray:1", "busybox:1"]
 
 
+def test_ray_versions_in_reads_rayjobs_and_rayclusters_only() -> None:
+    text = """
+kind: RayJob
+spec: {rayClusterSpec: {rayVersion: '2.46.0'}}
+---
+kind: RayCluster
+spec: {rayVersion: 2.45}
+---
+kind: ConfigMap
+data: {rayVersion: not-a-cluster}
+"""
+    assert derive.ray_versions_in(text) == ["2.46.0", "2.45"]
+
+
 def test_operator_digests_carry_what_the_layer_reads() -> None:
     kueue = upstream.digest("kueue")
     frameworks = {v["FrameworkName"] for v in kueue["constants"].values() if "FrameworkName" in v}
