@@ -25,7 +25,8 @@ def examples(
     = None,
     all_stacks: Annotated[bool, typer.Option("--all", help="Every stack whose clusters install a job operator.")]
     = False,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Writes <out>/<stack>/<cluster>-<kind>.yaml.")]
+    out: Annotated[Path, typer.Option("--out", "-o", help="Writes <out>/<stack>/<cluster>-<kind>.yaml "
+                                                "(and <cluster>-ray.Dockerfile).")]
     = Path("examples/jobs"),
     pool: Annotated[str | None, typer.Option(help="GPU pool to run on (default: the first with 8 nodes a team's "
                                              "quota holds).")] = None,
@@ -41,10 +42,13 @@ def examples(
 
     Each follows the pool's machine type (GPUs, fabric devices and wiring), mounts the team's Lustre volume and
     checkpoints under its export path, and carries the team's queue label and a topology request. Submit one with
-    `kubectl create -f FILE`. On a pool with a fabric (EFA, InfiniBand, GPUDirect) the RayJob runs the pool's image
-    (KubeRay's sample Ray image lacks the fabric's NCCL needs) with the Ray version of KubeRay's sample installed at
-    pod start; <cluster>-ray.Dockerfile builds that image with Ray inside, for --ray-image. Exits 1 when a fleet
-    is invalid, 2 when a stack cannot run the examples.
+    `kubectl create -f FILE`.
+
+    On a pool with a fabric (EFA, InfiniBand, GPUDirect) the RayJob runs the pool's image, since KubeRay's sample
+    Ray image lacks what the fabric's NCCL needs, with the sample's Ray version installed at pod start;
+    <cluster>-ray.Dockerfile builds that image with Ray inside, for --ray-image.
+
+    Exits 1 when a fleet is invalid, 2 when a stack cannot run the examples.
     """
     known = known_stacks(stacks_dir)
     names = stack or []
