@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from components.k8s import upstream  # noqa: E402
-from components.k8s.upstream import derive  # noqa: E402
+from components.k8s.upstream import derive, derive_cpp  # noqa: E402
 
 DEFAULT_MIRROR = Path(os.environ.get("GPUFLEET_UPSTREAM_MIRROR", Path.home() / ".cache" / "gpufleet" / "upstream"))
 console = Console(stderr=True)
@@ -117,6 +117,23 @@ def _manifest(text: str, path: str) -> dict[str, Any]:
     if path.endswith("metadata/annotations.yaml"):  # an OLM bundle: its package and channels
         return {"annotations": yaml.safe_load(text)["annotations"]}
     return {"objects": derive.manifest_kinds(text), "workloads": derive.workloads_in(text)}
+
+
+def _cpp(text: str, wants: dict[str, Any]) -> dict[str, Any]:
+    """The facts ``wants`` names from one C/C++ file (keys as pins.yaml documents under ``cpp``)."""
+    out: dict[str, Any] = {}
+    if wants.get("defines"):
+        out["defines"] = derive_cpp.c_defines(text, wants["defines"])
+    if wants.get("enums"):
+        out["enums"] = derive_cpp.c_enum_values(text, wants["enums"])
+    for fn in wants.get("returns", []):
+        out.setdefault("returns", {})[fn] = derive_cpp.cpp_returns(text, fn)
+    for fn in wants.get("tclap", []):
+        out.setdefault("tclap", {})[fn] = {"args": derive_cpp.tclap_args(text, fn),
+                                           "cases": derive_cpp.cpp_char_cases(text, fn)}
+    if wants.get("json_keys"):
+        out["json_keys"] = derive_cpp.json_subscripts(text)
+    return out
 
 
 def _metrics(source: GitSource, commit: str, spec: dict[str, Any], paths: list[str]) -> list[str]:
@@ -223,11 +240,24 @@ def derive_pin(name: str, row: dict[str, Any], mirror: Path, offline: bool, toda
         out["metrics"] = _metrics(source, commit, row["metrics"], paths)
     if row.get("tool"):
         out["tool"] = _tool(source, commit, row["tool"], str(row["git"]["ref"]), paths)
+    if row.get("cpp"):
+        out["cpp"] = {}
+        for path, wants in row["cpp"].items():
+            paths.append(path)
+            out["cpp"][path] = _cpp(source.show(commit, path), wants)
+    if row.get("dockerfiles"):
+        out["dockerfiles"] = {}
+        for path in row["dockerfiles"]:
+            paths.append(path)
+            out["dockerfiles"][path] = derive_cpp.dockerfile_facts(source.show(commit, path))
     if row.get("manifests"):
         out["manifests"] = {}
         for key, path in row["manifests"].items():
             paths.append(path)
-            out["manifests"][key] = {"path": path, **_manifest(source.show(commit, path), path)}
+            text = source.show(commit, path)
+            out["manifests"][key] = {"path": path, **_manifest(text, path)}
+            if key in row.get("services", []):
+                out["manifests"][key]["services"] = derive.services_in(text)
     return out
 
 

@@ -14,7 +14,7 @@ import yaml
 
 from components.catalog import Fabric, MachineType
 from components.fleet import Cluster, Pool
-from components.k8s import upstream
+from components.k8s import textfile, upstream
 from components.k8s.interconnect import GPUDIRECT_PIN, container_from_facts, fabric_limits, nic_annotations
 from components.k8s.kueue import GPU, PRIORITIES
 from components.k8s.model import Manifest, Obj, Rendered, config_map, namespace, obj
@@ -31,8 +31,7 @@ NGC_PYTORCH = "nvcr.io/nvidia/pytorch:25.03-py3"
 # instead of quarantining the node again; the next gate run decides.
 MARKER_DIR = "/run/gpufleet/health-gate"
 MARKER = f"{MARKER_DIR}/failed"
-# The measured bus bandwidth, for node exporter's textfile collector (it reads only files ending in .prom,
-# collector/textfile.go at v1.9.1, so the temporary file is never half-read; mv in one directory is a rename).
+# The measured bus bandwidth, for node exporter's textfile collector (components/k8s/textfile.py).
 METRICS_FILE = f"{MARKER_DIR}/gpufleet_health_gate.prom"
 PREFIX = "gpufleet_health_gate_"
 # name -> (type, help) of the series the gate writes; the dashboards and alerts may read these (tests)
@@ -138,16 +137,15 @@ def _publishing(command: str, machine: MachineType) -> str:
     label = f'{{machine_type=\\"{machine.name}\\"}}'  # escaped: the printf format is double-quoted
 
     def series(name: str, value: str) -> str:
-        kind, text = METRICS[name]
-        return f"# HELP {PREFIX}{name} {text}\\n# TYPE {PREFIX}{name} {kind}\\n{PREFIX}{name}{label} {value}\\n"
+        return textfile.printf_series(PREFIX + name, *METRICS[name], value, label)
 
     busbw = series("nccl_busbw_gbytes_per_second", "$bw")
     rest = (series("nccl_busbw_threshold_gbytes_per_second", "$GATE_BUSBW_GBYTE_PER_S")
             + series("last_run_timestamp_seconds", "$(date +%s)"))
+    write = textfile.replace_file(f'if [ -n "$bw" ]; then printf "{busbw}"; fi; printf "{rest}"', METRICS_FILE)
     return (f"{command} > /tmp/gate.out 2>&1; rc=$?; cat /tmp/gate.out; "
             "bw=$(sed -n 's/.*: \\([0-9][0-9.]*\\) GB\\/s bus bandwidth.*/\\1/p' /tmp/gate.out | tail -n 1); "
-            f'{{ if [ -n "$bw" ]; then printf "{busbw}"; fi; printf "{rest}"; }} > {METRICS_FILE}.tmp '
-            f"&& mv {METRICS_FILE}.tmp {METRICS_FILE}; [ $rc -eq 0 ]")
+            f"{write}; [ $rc -eq 0 ]")
 
 
 def _pod(cluster: Cluster, pools: list[Pool], name: str) -> Obj:

@@ -1,5 +1,6 @@
 """The NVIDIA runtime: the GPU operator (driver only where nobody else installs it, DCGM exporter with our metric
-set, MIG off), and on InfiniBand clusters the NVIDIA network operator with its NicClusterPolicy."""
+set, the standalone DCGM host engine with self-healing, MIG off), and on InfiniBand clusters the NVIDIA network
+operator with its NicClusterPolicy."""
 
 from __future__ import annotations
 
@@ -53,6 +54,10 @@ def gpu_operator_values(cluster: Cluster, monitoring: bool) -> Obj:
         "devicePlugin": {"enabled": cluster.cloud not in CLOUD_DEVICE_PLUGIN},
         "mig": {"strategy": "none"},
         "migManager": {"enabled": False},
+        # the standalone DCGM host engine (nvidia-dcgm, port 5555 behind a node-local Service; the exporter is then
+        # pointed at it instead of running its own): the DCGM health watcher needs an engine it can reach
+        # (components/k8s/dcgmhealth.py), so it runs wherever self-healing does
+        "dcgm": {"enabled": cluster.spec.addons.self_healing.enabled},
         "dcgmExporter": {
             "enabled": True,
             "config": {"name": DCGM_CONFIG},

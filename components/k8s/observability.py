@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 
 from components.fleet import Cluster
-from components.k8s import charts, healthgate, rules
+from components.k8s import charts, dcgmhealth, healthgate, rules
 from components.k8s.model import Manifest, Obj, Release, Rendered, config_map, namespace
 from components.k8s.scheduling import FABRIC_LABEL, POOL_LABEL
 from components.k8s.storage import csi_driver
@@ -21,8 +21,11 @@ NODE_LABELS = (POOL_LABEL, "gpufleet.io/gpu", FABRIC_LABEL)
 # per 30 s, ~2 bytes per compressed sample (https://prometheus.io/docs/prometheus/latest/storage/), 50% headroom.
 SERIES_PER_NODE, SERIES_PER_GPU, SCRAPES_PER_DAY, BYTES_PER_SAMPLE = 2000, 60, 2880, 2
 MIN_STORAGE_GIB = 50
-# where node exporter sees the health gate's host directory; its textfile collector reads the gate's .prom file there
-GATE_TEXTFILE_DIR = "/gpufleet/health-gate"
+# host directories whose .prom files node exporter's textfile collector reads (the health gate's bus bandwidth, the
+# DCGM health watcher's result) -> where node exporter sees them; the flag is repeatable (collector/textfile.go
+# v1.9.1: kingpin `.Strings()`, help "(repeatable)")
+TEXTFILE_DIRS = {"health-gate": (healthgate.MARKER_DIR, "/gpufleet/health-gate"),
+                 "dcgm-health": (dcgmhealth.MARKER_DIR, "/gpufleet/dcgm-health")}
 
 
 def max_nodes(cluster: Cluster) -> int:
@@ -52,15 +55,15 @@ def kps_values(cluster: Cluster) -> Obj:
                                                "searchNamespace": NAMESPACE}}},
         # dashboards group GPUs by pool: kube_node_labels carries the gpufleet labels
         "kube-state-metrics": {"metricLabelsAllowlist": [f"nodes=[{','.join(NODE_LABELS)}]"]},
-        # node exporter must run on GPU nodes too, and publish the health gate's bus bandwidth (textfile collector;
-        # the subchart's daemonset template mounts extraHostVolumeMounts' name / hostPath / type / mountPath /
-        # readOnly, prometheus-node-exporter 4.47.3 templates/daemonset.yaml)
+        # node exporter must run on GPU nodes too, and publish the textfile series (TEXTFILE_DIRS; the subchart's
+        # daemonset template mounts extraHostVolumeMounts' name / hostPath / type / mountPath / readOnly,
+        # prometheus-node-exporter 4.47.3 templates/daemonset.yaml)
         "prometheus-node-exporter": {
             "tolerations": [{"operator": "Exists"}],
-            "extraArgs": [f"--collector.textfile.directory={GATE_TEXTFILE_DIR}"],
-            "extraHostVolumeMounts": [{"name": "health-gate", "hostPath": healthgate.MARKER_DIR,
-                                       "type": "DirectoryOrCreate", "mountPath": GATE_TEXTFILE_DIR,
-                                       "readOnly": True}]},
+            "extraArgs": [f"--collector.textfile.directory={seen}" for _, seen in TEXTFILE_DIRS.values()],
+            "extraHostVolumeMounts": [{"name": name, "hostPath": host, "type": "DirectoryOrCreate",
+                                       "mountPath": seen, "readOnly": True}
+                                      for name, (host, seen) in TEXTFILE_DIRS.items()]},
     }
 
 
@@ -77,6 +80,7 @@ def alert_groups(cluster: Cluster, lustre: bool) -> dict[str, list[rules.Alert]]
     healing = bool(cluster.pools) and cluster.spec.addons.self_healing.enabled
     return {"gpu-health": rules.gpu_alerts(),
             "self-healing": rules.self_healing_alerts() if healing else [],
+            "dcgm-health": dcgmhealth.alerts() if healing else [],
             "health-gate": rules.health_gate_alerts(healthgate.NAMESPACE) if cluster.pools else [],
             "kueue": rules.kueue_alerts() if cluster.spec.addons.kueue_teams else [],
             "lustre": rules.lustre_alerts(csi_driver(cluster.cloud)) if lustre else []}

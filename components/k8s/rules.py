@@ -65,7 +65,7 @@ def self_healing_alerts() -> list[Alert]:
     components/k8s/selfheal.py: a quarantine pages, an alert-only fault is looked at today."""
     return [
         Alert("GpuNodeQuarantined", 'max by (instance, reason) '
-              '(problem_gauge{reason=~"GpuFatalXid|GpuNVLinkXid|GpuHealthGateFailed"}) > 0',
+              '(problem_gauge{reason=~"GpuFatalXid|GpuNVLinkXid|GpuHealthGateFailed|GpuDcgmHealthFailure"}) > 0',
               "0m", "critical", "{{ $labels.instance }} reported {{ $labels.reason }}: NodeHealthCheck quarantines "
               "and reboots it (docs/addons.md#self-healing-gpu-nodes)."),
         Alert("GpuXidEvents", 'sum by (instance, reason) (increase(problem_counter{reason=~"GpuXid|NVSwitchSXid"}'

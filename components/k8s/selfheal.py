@@ -3,8 +3,9 @@ the cluster, with a per-pool limit; the cloud's own repair (components/repair.py
 
 - detection: node-problem-detector on the GPU pools reads the kernel log; a fatal XID or an NVLink error sets a
   node condition (``GPU_CONDITIONS``), any other XID or an NVSwitch SXid is only an event and a metric (alerts);
-  its custom plugin monitor sets ``GATE_CONDITION`` while a failed health gate's marker is on the node
-  (components/k8s/healthgate.py ``MARKER``, under /run: cleared by the reboot);
+  its custom plugin monitor holds a condition per ``MARKER_CHECKS`` while a failed health gate
+  (components/k8s/healthgate.py) or a DCGM health Failure (components/k8s/dcgmhealth.py) left its marker on the
+  node (under /run: cleared by the reboot);
 - quarantine, drain, reboot: a Medik8s NodeHealthCheck per pool watches those conditions and creates a Self Node
   Remediation, which taints the node NoSchedule, evicts its pods with the out-of-service taint and reboots it,
   unless more than ``max_unhealthy_nodes`` of the pool are already unhealthy (a fleet-wide event: stop, page);
@@ -15,9 +16,10 @@ the cluster, with a per-pool limit; the cloud's own repair (components/repair.py
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 from components.fleet import Cluster, Pool
-from components.k8s import healthgate, rules, upstream
+from components.k8s import dcgmhealth, healthgate, rules, upstream
 from components.k8s.interconnect import container_from_facts
 from components.k8s.model import Manifest, ManifestFile, Obj, Rendered, config_map, obj
 from components.k8s.scheduling import POOL_LABEL, on_pools, tolerations
@@ -27,7 +29,6 @@ NPD_PIN, OLM_PIN = "node-problem-detector", "olm"
 NHC_PIN, SNR_PIN = "node-healthcheck-operator", "self-node-remediation"
 NPD_NAMESPACE = "kube-system"  # where upstream's RBAC binds the node-problem-detector service account
 NPD_CONFIG = "gpu-monitor.json"
-GATE_CONFIG, GATE_CHECK = "health-gate-monitor.json", "check-health-gate.sh"
 NPD_METRICS_PORT = 20257  # --prometheus-port default (cmd/options/options.go at the pinned tag)
 OPERATORS_NAMESPACE = "operators"  # OLM's global OperatorGroup namespace on Kubernetes (olm.yaml)
 TEMPLATE = "gpufleet-reboot"
@@ -44,13 +45,55 @@ ALERT_ONLY_REASONS = ("GpuXid", "NVSwitchSXid")
 # How long a condition must hold before NHC remediates: GPU faults at once; a NotReady node only where the
 # cloud does not repair it itself (otherwise both would act on the same node).
 NOT_READY_AFTER = "300s"
-GATE_CONDITION, GATE_REASON = "GpuHealthGateFailed", "GpuHealthGateFailed"
-# The plugin's exit status: 0 OK (condition False), 1 NonOK (condition True), other Unknown
-# (pkg/custompluginmonitor/types/types.go at the pinned tag); its output (the marker's text) is the message.
-GATE_CHECK_SCRIPT = f"""#!/bin/sh
-if [ -f {healthgate.MARKER} ]; then head -c 80 {healthgate.MARKER}; exit 1; fi
-echo "no failed health gate since boot"
-"""
+
+
+@dataclass(frozen=True)
+class MarkerCheck:
+    """A node condition that follows a marker file another workload leaves on the node under /run/gpufleet (cleared at
+    boot: the remediation's reboot lifts it). node-problem-detector's custom plugin monitor runs ``script()`` every
+    minute: exit 1 (NonOK: condition True) with the marker's first 80 characters as the message while it is there,
+    else 0 (OK: False) (pkg/custompluginmonitor/types/types.go at the pinned tag)."""
+
+    name: str  # the monitor's source and file names: <name>-monitor.json, check-<name>.sh
+    marker: str
+    condition: str
+    reason: str  # the condition's reason while True (problem_gauge's reason label)
+    ok_reason: str
+    ok_message: str
+
+    @property
+    def marker_dir(self) -> str:
+        return self.marker.rsplit("/", 1)[0]
+
+    @property
+    def config(self) -> str:
+        return f"{self.name}-monitor.json"
+
+    @property
+    def check(self) -> str:
+        return f"check-{self.name}.sh"
+
+    def script(self) -> str:
+        return (f"#!/bin/sh\nif [ -f {self.marker} ]; then head -c 80 {self.marker}; exit 1; fi\n"
+                f'echo "{self.ok_message}"\n')
+
+    def monitor(self) -> Obj:
+        """The custom plugin monitor config (keys as upstream's custom-plugin-monitor.json)."""
+        return {
+            "plugin": "custom", "source": f"{self.name}-monitor", "metricsReporting": True,
+            "pluginConfig": {"invoke_interval": "60s", "timeout": "10s", "max_output_length": 80, "concurrency": 1,
+                             "enable_message_change_based_condition_update": False},
+            "conditions": [{"type": self.condition, "reason": self.ok_reason, "message": self.ok_message}],
+            "rules": [{"type": "permanent", "condition": self.condition, "reason": self.reason,
+                       "path": f"/config/{self.check}", "timeout": "5s"}],
+        }
+
+
+GATE = MarkerCheck("health-gate", healthgate.MARKER, "GpuHealthGateFailed", "GpuHealthGateFailed",
+                   "GpuHealthGatePassed", "no failed health gate since boot")
+DCGM_HEALTH = MarkerCheck("dcgm-health", dcgmhealth.MARKER, "GpuDcgmHealthFailed", "GpuDcgmHealthFailure",
+                          "GpuDcgmHealthNoFailure", "no DCGM health Failure since boot")
+MARKER_CHECKS = (GATE, DCGM_HEALTH)
 
 
 def _xid_pattern(xids: tuple[int, ...]) -> str:
@@ -75,35 +118,23 @@ def gpu_monitor() -> Obj:
     }
 
 
-def gate_monitor() -> Obj:
-    """node-problem-detector's custom plugin monitor config (keys as upstream's custom-plugin-monitor.json): runs
-    ``GATE_CHECK`` every minute and holds ``GATE_CONDITION`` while the health gate's marker is there."""
-    return {
-        "plugin": "custom", "source": "health-gate-monitor", "metricsReporting": True,
-        "pluginConfig": {"invoke_interval": "60s", "timeout": "10s", "max_output_length": 80, "concurrency": 1,
-                         "enable_message_change_based_condition_update": False},
-        "conditions": [{"type": GATE_CONDITION, "reason": "GpuHealthGatePassed",
-                        "message": "no failed health gate since boot"}],
-        "rules": [{"type": "permanent", "condition": GATE_CONDITION, "reason": GATE_REASON,
-                   "path": f"/config/{GATE_CHECK}", "timeout": "5s"}],
-    }
-
-
 def npd_daemonset(cluster: Cluster) -> Obj:
     """Upstream's DaemonSet (image, mounts, host paths from the pinned manifest), on the GPU pools only, reading our
     GPU monitor and the health gate's marker (the gate's host directory, read-only), serving metrics to Prometheus."""
     [facts] = upstream.manifest(NPD_PIN, "daemonset")["workloads"]
     [container] = [container_from_facts(c) for c in facts["containers"]]
     container["command"] = [container["command"][0], "--logtostderr",
-                            f"--config.system-log-monitor=/config/{NPD_CONFIG}",
-                            f"--config.custom-plugin-monitor=/config/{GATE_CONFIG}",
+                            f"--config.system-log-monitor=/config/{NPD_CONFIG}",  # comma separated lists
+                            "--config.custom-plugin-monitor=" + ",".join(f"/config/{c.config}" for c in MARKER_CHECKS),
                             "--prometheus-address=0.0.0.0", f"--prometheus-port={NPD_METRICS_PORT}"]
     container["env"] = [{"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}]
     container["ports"] = [{"name": "metrics", "containerPort": NPD_METRICS_PORT}]
-    container["volumeMounts"].append({"name": "gate-marker", "mountPath": healthgate.MARKER_DIR, "readOnly": True})
+    container["volumeMounts"] += [{"name": f"{c.name}-marker", "mountPath": c.marker_dir, "readOnly": True}
+                                  for c in MARKER_CHECKS]
     volumes = [{"name": n, **v} for n, v in facts["volumes"].items() if n != "config"]
     volumes += [{"name": "config", "configMap": {"name": "gpu-problem-detector-config", "defaultMode": 0o755}},
-                {"name": "gate-marker", "hostPath": {"path": healthgate.MARKER_DIR, "type": "DirectoryOrCreate"}}]
+                *({"name": f"{c.name}-marker", "hostPath": {"path": c.marker_dir, "type": "DirectoryOrCreate"}}
+                  for c in MARKER_CHECKS)]
     labels = {"app": "gpu-problem-detector"}
     return obj("apps/v1", "DaemonSet", "gpu-problem-detector", NPD_NAMESPACE, labels, spec={
         "selector": {"matchLabels": labels},
@@ -138,7 +169,8 @@ def subscription(pin: str) -> Manifest:
 
 
 def unhealthy_conditions(cluster: Cluster, pool: Pool) -> list[Obj]:
-    out = [{"type": t, "status": "True", "duration": "0s"} for t in (*GPU_CONDITIONS, GATE_CONDITION)]
+    out = [{"type": t, "status": "True", "duration": "0s"}
+           for t in (*GPU_CONDITIONS, *(c.condition for c in MARKER_CHECKS))]
     if not cloud_repair(cluster.cloud, pool.capacity).enabled:
         out += [{"type": "Ready", "status": s, "duration": NOT_READY_AFTER} for s in ("False", "Unknown")]
     return out
@@ -167,14 +199,15 @@ def self_healing(cluster: Cluster, monitoring: bool) -> Rendered:
                *(crd_file(pin) for pin in (NHC_PIN, SNR_PIN))],
         manifests=[
             config_map("gpu-problem-detector-config", NPD_NAMESPACE, {
-                NPD_CONFIG: json.dumps(gpu_monitor(), indent=1), GATE_CONFIG: json.dumps(gate_monitor(), indent=1),
-                GATE_CHECK: GATE_CHECK_SCRIPT}),
+                NPD_CONFIG: json.dumps(gpu_monitor(), indent=1),
+                **{c.config: json.dumps(c.monitor(), indent=1) for c in MARKER_CHECKS},
+                **{c.check: c.script() for c in MARKER_CHECKS}}),
             Manifest(npd_daemonset(cluster), after=("npd-rbac",)),
             subscription(NHC_PIN), subscription(SNR_PIN),
             Manifest(obj("self-node-remediation.medik8s.io/v1alpha1", "SelfNodeRemediationTemplate", TEMPLATE,
                          OPERATORS_NAMESPACE, spec={"template": {"spec": {"remediationStrategy": "Automatic"}}}),
                      after=("olm-olm", crd_file(SNR_PIN).name)),
-            *(node_health_check(cluster, pool) for pool in cluster.pools)])
+            *(node_health_check(cluster, pool) for pool in cluster.pools)]).extend(dcgmhealth.watcher(cluster))
     if monitoring:
         out.manifests.append(Manifest(obj("monitoring.coreos.com/v1", "PodMonitor", "gpu-problem-detector",
                                           NPD_NAMESPACE, spec={

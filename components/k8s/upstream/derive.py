@@ -231,6 +231,13 @@ def manifest_kinds(text: str) -> list[dict[str, str]]:
     return out
 
 
+def services_in(text: str) -> list[dict[str, Any]]:
+    """Per Service of a manifest file: its name, ports (name, port, protocol) and internalTrafficPolicy."""
+    return [{"name": d["metadata"]["name"], "internalTrafficPolicy": d["spec"].get("internalTrafficPolicy", ""),
+             "ports": [{k: p[k] for k in ("name", "port", "protocol") if k in p} for p in d["spec"].get("ports", [])]}
+            for d in yaml.safe_load_all(text) if isinstance(d, dict) and d.get("kind") == "Service"]
+
+
 def images_in(text: str) -> list[str]:
     """Every container image of every object in a manifest file, however deep its pod templates sit (a RayJob's
     head and worker groups, a JobSet's jobs), in order, each once."""

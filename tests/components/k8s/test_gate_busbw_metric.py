@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from components.k8s import observability, upstream
+from components.k8s import healthgate, observability, upstream
 from components.k8s.observability import kps_values
 from tests.components.k8s.conftest import STACKS, clusters
 from tests.components.k8s.test_gate_quarantine import _sh, gate_pods, host_mounts
@@ -95,9 +95,10 @@ def test_node_exporter_reads_the_directory_the_gate_writes(stack: str) -> None:
         if not cluster.pools:
             continue
         values = kps_values(cluster)[NODE_EXPORTER]
-        [mount] = values["extraHostVolumeMounts"]
-        [flag] = [a for a in values["extraArgs"] if a.startswith("--collector.textfile.directory=")]
-        assert flag.split("=", 1)[1] == mount["mountPath"] and mount["readOnly"] is True
+        read = {a.split("=", 1)[1] for a in values["extraArgs"] if a.startswith("--collector.textfile.directory=")}
+        for mount in values["extraHostVolumeMounts"]:
+            assert mount["mountPath"] in read and mount["readOnly"] is True
+        [mount] = [m for m in values["extraHostVolumeMounts"] if m["hostPath"] == healthgate.MARKER_DIR]
         for pod in gate_pods(cluster):
             main = pod["containers"][0]
             in_gate = host_mounts(pod, main)[mount["hostPath"]]  # KeyError: the gate does not mount it

@@ -45,17 +45,27 @@ def host_mounts(pod: Obj, container: Obj) -> dict[str, str]:
     return {hosts[m["name"]]: m["mountPath"] for m in container.get("volumeMounts", []) if m["name"] in hosts}
 
 
-def gate_config(cluster: Cluster) -> dict[str, Any]:
-    """The custom plugin monitor config the detector's --config.custom-plugin-monitor flag names."""
+GATE_CONDITION = "GpuHealthGateFailed"  # docs/addons.md "Self-healing GPU nodes", step 1
+
+
+def plugin_config(cluster: Cluster, condition: str) -> dict[str, Any]:
+    """The custom plugin monitor config, among those the detector's --config.custom-plugin-monitor flag names (a
+    comma separated list: cmd/options/options.go at the pinned tag), that holds ``condition``."""
     [flag] = [a for a in detector(cluster)["containers"][0]["command"]
-              if a.startswith("--config.custom-plugin-monitor=")]  # cmd/options/options.go at the pinned tag
-    return monitor_config(cluster, Path(flag.split("=", 1)[1]).name)
+              if a.startswith("--config.custom-plugin-monitor=")]
+    configs = [monitor_config(cluster, Path(p).name) for p in flag.split("=", 1)[1].split(",")]
+    [config] = [c for c in configs if condition in {d["type"] for d in c["conditions"]}]
+    return config
 
 
-def check_script(cluster: Cluster) -> str:
+def gate_config(cluster: Cluster) -> dict[str, Any]:
+    return plugin_config(cluster, GATE_CONDITION)
+
+
+def check_script(cluster: Cluster, condition: str = GATE_CONDITION) -> str:
     """The script the plugin rule runs, resolved through the detector's mounts to its ConfigMap key."""
     spec = detector(cluster)
-    [rule] = gate_config(cluster)["rules"]
+    [rule] = plugin_config(cluster, condition)["rules"]
     [mount] = [m for m in spec["containers"][0]["volumeMounts"] if rule["path"].startswith(m["mountPath"] + "/")]
     [volume] = [v for v in spec["volumes"] if v["name"] == mount["name"]]
     assert volume["configMap"]["defaultMode"] & 0o111 == 0o111  # executable: NPD execs the path

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import yaml
 
-from components.k8s import healthgate, probe, rules, upstream
+from components.k8s import dcgmhealth, healthgate, probe, rules, upstream
 from components.k8s.healthgate import NAMESPACE
 from components.k8s.kueue import manager_config
 from components.k8s.nvidia import dcgm_metric_names
@@ -26,18 +27,19 @@ DERIVED = ("kueue", "kube-state-metrics", "node-exporter")
 
 def exported() -> set[str]:
     """What the cluster's exporters publish: the DCGM exporter's configured fields, the names derived from the
-    pinned sources of Kueue and kube-state-metrics, the probe's and the health gate's own series, and the rest
-    with their sources in exporter_metrics.yaml."""
+    pinned sources of Kueue and kube-state-metrics, the probe's, the health gate's and the DCGM health watcher's
+    own series, and the rest with their sources in exporter_metrics.yaml."""
     sources = yaml.safe_load((DATA / "exporter_metrics.yaml").read_text())
     return (set(dcgm_metric_names()) | {m for pin in DERIVED for m in upstream.digest(pin)["metrics"]}
             | set(probe.metric_names()) | set(healthgate.metric_names())
+            | set(re.findall(r"# TYPE (\w+) ", dcgmhealth.script()))  # what the DCGM health watcher writes
             | {m for source in sources.values() for m in source["metrics"]})
 
 
 def all_alerts() -> list[rules.Alert]:
     lustre = [a for cloud in CSI for a in rules.lustre_alerts(CSI[cloud][0])]
     return (rules.gpu_alerts() + rules.kueue_alerts() + lustre + rules.self_healing_alerts()
-            + rules.health_gate_alerts(NAMESPACE) + probe.probe_alerts())
+            + rules.health_gate_alerts(NAMESPACE) + probe.probe_alerts() + dcgmhealth.alerts())
 
 
 def dashboard_queries() -> Iterator[tuple[str, str]]:

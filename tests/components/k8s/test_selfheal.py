@@ -42,8 +42,9 @@ def monitor_config(cluster: Cluster, key: str = selfheal.NPD_CONFIG) -> dict[str
 
 
 def monitor_configs(cluster: Cluster) -> list[dict[str, Any]]:
-    """Every config the detector runs: the GPU kernel monitor and the health gate's custom plugin monitor."""
-    return [monitor_config(cluster, k) for k in (selfheal.NPD_CONFIG, selfheal.GATE_CONFIG)]
+    """Every config the detector runs: the GPU kernel monitor and the custom plugin monitors (health gate, DCGM
+    health)."""
+    return [monitor_config(cluster, k) for k in (selfheal.NPD_CONFIG, *(c.config for c in selfheal.MARKER_CHECKS))]
 
 
 def matches(config: dict[str, Any], line: str) -> list[dict[str, Any]]:
