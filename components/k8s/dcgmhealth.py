@@ -55,12 +55,6 @@ def results() -> dict[str, int]:
     return {names[r]: values[r] for r in RESULTS}
 
 
-def image() -> str:
-    """The standalone host engine's image (the chart's default): its dcgmi matches the engine it talks to."""
-    d = upstream.digest("gpu-operator")["chart"]["defaults"]
-    return f"{d['dcgm.repository']}/{d['dcgm.image']}:{d['dcgm.version']}"
-
-
 def host_engine() -> str:
     """``<service>:<port>`` of the operator's node-local Service in front of the host engine, as the operator points
     the DCGM exporter at it (controllers/object_controls.go: DCGM_REMOTE_HOSTENGINE_INFO=nvidia-dcgm:5555)."""
@@ -121,7 +115,7 @@ while :; do sleep "$INTERVAL_SECONDS"; check; done
 def daemonset(cluster: Cluster) -> Obj:
     labels = {"app": NAME}
     container = {
-        "name": "dcgm-health", "image": image(),
+        "name": "dcgm-health", "image": nvidia.dcgm_image(),  # its dcgmi matches the engine
         "command": ["/bin/sh", f"/scripts/{SCRIPT_KEY}"],  # the image's ENTRYPOINT is nv-hostengine (Dockerfile)
         "env": [{"name": "DCGM_HOST", "value": host_engine()}, {"name": "MARKER_DIR", "value": MARKER_DIR},
                 {"name": "INTERVAL_SECONDS", "value": str(INTERVAL_S)}],

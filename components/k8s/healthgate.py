@@ -18,13 +18,13 @@ from components.k8s import textfile, upstream
 from components.k8s.interconnect import GPUDIRECT_PIN, container_from_facts, fabric_limits, nic_annotations
 from components.k8s.kueue import GPU, PRIORITIES
 from components.k8s.model import Manifest, Obj, Rendered, config_map, namespace, obj
+from components.k8s.nvidia import dcgm_image
 from components.k8s.scheduling import on_pools, tolerations
 
 NAMESPACE = "gpufleet-health"
 NODES = 2  # the all-reduce spans this many nodes: the smallest run that crosses the fabric
 PORT = 29500
 SCRIPT = Path(__file__).parent / "data" / "allreduce.py"
-DCGM_IMAGE = "nvcr.io/nvidia/cloud-native/dcgm:4.2.3-1-ubuntu22.04"
 NGC_PYTORCH = "nvcr.io/nvidia/pytorch:25.03-py3"
 # The marker directory is under /run, which FHS 3.0 section 3.15 says is cleared at boot
 # (https://refspecs.linuxfoundation.org/FHS_3.0/fhs/ch03s15.html): the remediation's reboot clears the condition
@@ -165,7 +165,7 @@ def _pod(cluster: Cluster, pools: list[Pool], name: str) -> Obj:
             "securityContext": {"capabilities": {"add": ["IPC_LOCK"]}},
             "volumeMounts": [{"name": "gate", "mountPath": "/gate"}, {"name": "dshm", "mountPath": "/dev/shm"},
                              marker, *parts.mounts]}
-    diag = {"name": "dcgm-diag", "image": DCGM_IMAGE,
+    diag = {"name": "dcgm-diag", "image": dcgm_image(),
             "command": ["/bin/sh", "-c", _marking("nv-hostengine && dcgmi diag -r 2", "DCGM diagnostic", clear=False)],
             "resources": {"limits": gpus}, "volumeMounts": [marker]}
     return {

@@ -36,6 +36,13 @@ PUBLIC_DRIVER_REPOSITORY = "nvcr.io/nvidia/mellanox"
 IB_LINK_TYPE = "infiniband"
 
 
+def dcgm_image() -> str:
+    """The DCGM image the pinned operator runs its standalone host engine from (the chart's ``dcgm.*`` defaults):
+    ``dcgmi`` and ``nv-hostengine`` at the DCGM version the rest of the cluster talks to."""
+    d = upstream.digest("gpu-operator")["chart"]["defaults"]
+    return f"{d['dcgm.repository']}/{d['dcgm.image']}:{d['dcgm.version']}"
+
+
 def operator_installs_driver(cluster: Cluster) -> bool:
     """The one driver owner rule: the operator installs it only when asked; the translators then leave it out
     of the node image (and validation refuses 'operator' where a cloud's image always carries it)."""

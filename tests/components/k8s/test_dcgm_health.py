@@ -26,6 +26,7 @@ from tests.components.k8s.test_gate_quarantine import (
     _sh,
     check_script,
     detector,
+    gate_pods,
     host_mounts,
     plugin_config,
 )
@@ -252,3 +253,11 @@ def test_the_marker_checks_share_one_shape() -> None:
                                                                for r in c["rules"]]} for c in configs]
     assert all(s == strip[0] for s in strip)
     assert len({c.marker_dir for c in selfheal.MARKER_CHECKS}) == len(selfheal.MARKER_CHECKS)
+
+
+def test_the_gates_dcgm_diagnostic_runs_the_operators_dcgm_image_too() -> None:
+    defaults = upstream.digest("gpu-operator")["chart"]["defaults"]
+    expected = f"{defaults['dcgm.repository']}/{defaults['dcgm.image']}:{defaults['dcgm.version']}"
+    for pod in gate_pods(NHC_CLUSTER):
+        [diag] = [c for c in pod["initContainers"] if c["name"] == "dcgm-diag"]
+        assert diag["image"] == expected
