@@ -138,8 +138,9 @@ def test_a_failed_gate_sets_the_condition_and_a_passing_gate_clears_it(tmp_path:
     assert len(check().stdout) <= gate_config(cluster)["pluginConfig"]["max_output_length"]
 
 
-def test_the_gate_monitor_uses_only_keys_upstream_reads() -> None:
-    config = gate_config(NHC_CLUSTER)
+@pytest.mark.parametrize("condition", [GATE_CONDITION, "GpuDcgmHealthFailed"])  # docs/addons.md, step 1
+def test_the_marker_monitors_use_only_keys_upstream_reads(condition: str) -> None:
+    config = plugin_config(NHC_CLUSTER, condition)
     assert set(config_keys(config)) <= set(upstream.manifest(selfheal.NPD_PIN, "custom-plugin-monitor")["keys"])
     assert config["plugin"] == "custom"  # the custom plugin monitor's plugin name (config/custom-plugin-monitor.json)
     [rule] = config["rules"]
