@@ -84,6 +84,10 @@ def script() -> str:
     # jsoncpp's styled output: {"body": {"<OVERALL_HEALTH_TAG>": {"value": "<result>"}, "GPU": {...}}}
     gap = "[[:space:]]*"
     value = f's/.*"{overall}"{gap}:{gap}{{{gap}"value"{gap}:{gap}"\\([^"]*\\)".*/\\1/p'
+    # the systems that failed: leaf objects (no braces inside) whose value is the Failure name, e.g. "Memory system"
+    # (Health::HandleOneEntity: outErrors[system] = health); GNU sed's \n splits them onto lines of their own
+    failure = next(name for name, v in results().items() if v == fail)
+    failed = (f's/"\\([^"]*\\)"{gap}:{gap}{{[^{{}}]*"value"{gap}:{gap}"{failure}"[^{{}}]*}}/\\n@\\1\\n/g')
     return f"""#!/bin/sh
 # DCGM health watcher (components/k8s/dcgmhealth.py). Env: DCGM_HOST, MARKER_DIR, INTERVAL_SECONDS.
 set_watches() {{ dcgmi health --host "$DCGM_HOST" --set {WATCHES}; }}
@@ -102,7 +106,9 @@ check() {{
     ok=1
   fi
   if [ "$result" = "{fail}" ]; then
-    echo "DCGM health Failure at $(date -u +%FT%TZ): see the {NAME} pod log" > "$MARKER_DIR/failed"
+    systems=$(printf '%s' "$out" | tr -d '\\n' | sed '{failed}' | sed -n 's/^@//p' | grep -vxF "{overall}" \\
+      | paste -sd, -)
+    echo "DCGM {failure}: $systems; $(date -u +%FT%TZ); see the {NAME} pod log" > "$MARKER_DIR/failed"
   fi
   {publish}
 }}

@@ -142,12 +142,37 @@ def test_a_failure_sets_the_condition_until_the_reboot(tmp_path: Path) -> None:
     node.check(check_output("Failure", "Failure", "Memory system", "Volatile DBEs detected"))
     assert node.samples()["gpufleet_dcgm_health_result"] == FAIL
     cond = node.condition()
-    assert (cond.returncode, "DCGM health Failure" in cond.stdout) == (PLUGIN_NON_OK, True)
+    assert (cond.returncode, cond.stdout.startswith("DCGM Failure: Memory system;")) == (PLUGIN_NON_OK, True)
     assert len(cond.stdout) <= plugin_config(NHC_CLUSTER, CONDITION)["pluginConfig"]["max_output_length"]
     node.check(check_output("Healthy"))  # aged out of DCGM's sample window: not a repair
     assert node.condition().returncode == PLUGIN_NON_OK
     (node.host / "failed").unlink()  # the reboot empties /run
     assert node.condition().returncode == PLUGIN_OK
+
+
+def failing_gpus(message: str) -> str:
+    """CONSTRUCTED: GPU 0 failed its NVLink watch, GPU 1 its memory watch and warned on PCIe (systems keyed as
+    Health::HelperSystemToString spells them), every incident with ``message``."""
+    gpus = {"0": {"NVLINK system": "Failure"}, "1": {"Memory system": "Failure", "PCIe system": "Warning"}}
+    body: dict[str, Any] = {"Overall Health": {"value": "Failure"}, "GPU": {"children": {
+        gpu: {"value": "Failure", "children": {"Errors": {"children": {
+            system: {"value": health, "overflow": [message]} for system, health in systems.items()}}}}
+        for gpu, systems in gpus.items()}}}
+    return json.dumps({"body": body, "header": ["Health Monitor Report"]}, indent=3, separators=(",", " : "),
+                      sort_keys=True)
+
+
+def test_the_condition_names_the_failed_systems(tmp_path: Path) -> None:
+    node = Node(tmp_path)
+    node.check(failing_gpus('Detected 2 "volatile" DBE(s) in GPU 1 [link 3], Failure'))
+    message = node.condition().stdout
+    assert message.startswith("DCGM Failure: ") and "NVLINK system" in message and "Memory system" in message
+    assert "PCIe" not in message and "Overall" not in message
+    # none of DCGM v4.2.3's 126 message templates (dcgmlib/dcgm_errors.h *_MSG) has a brace; if one did, the list
+    # would come out empty: the node is still quarantined
+    (node.host / "failed").unlink()
+    node.check(failing_gpus("a {brace}"))
+    assert node.condition().returncode == PLUGIN_NON_OK
 
 
 @pytest.mark.parametrize(("output", "status"), [
