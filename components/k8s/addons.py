@@ -16,7 +16,7 @@ from components.k8s.render import render
 
 # API group -> pulumi_kubernetes module for the built-in kinds the add-ons render; anything else is a custom resource.
 _CORE_GROUPS = {"": "core", "apps": "apps", "batch": "batch", "storage.k8s.io": "storage",
-                "scheduling.k8s.io": "scheduling"}
+                "scheduling.k8s.io": "scheduling", "rbac.authorization.k8s.io": "rbac"}
 HELM_TIMEOUT_S = 900  # the GPU operator compiles or loads drivers on first install
 
 
@@ -51,7 +51,13 @@ class ClusterAddons(pulumi.ComponentResource):
         self.register_outputs({"releases": self.releases})
 
     def _needs(self, after: tuple[str, ...], ns: Manifest | None) -> list[pulumi.Resource]:
-        keys = [f"{what}/{a}" for a in after for what in ("release", "file")] + (
+        """Releases and files by name (absent ones are add-ons this cluster does not get); manifests by key, which
+        must be registered already (an earlier manifest of the list)."""
+        manifests = [a for a in after if "/" in a]
+        missing = [a for a in manifests if a not in self.resources]
+        if missing:
+            raise ValueError(f"{', '.join(missing)}: no such manifest rendered before the one that needs it")
+        keys = [f"{what}/{a}" for a in after for what in ("release", "file")] + manifests + (
             [f"namespace/{ns.name}"] if ns else [])
         return [self.resources[k] for k in keys if k in self.resources]
 
@@ -76,4 +82,4 @@ class ClusterAddons(pulumi.ComponentResource):
         else:
             resource = k8s.apiextensions.CustomResource(child_name(component, m), api_version=m.obj["apiVersion"],
                                                         kind=m.kind, opts=opts, **body)
-        self.resources[f"{m.kind.lower()}/{m.name}" if m.kind == "Namespace" else child_name(component, m)] = resource
+        self.resources[m.key] = resource

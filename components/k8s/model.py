@@ -39,7 +39,8 @@ class Release:
 
 @dataclass(frozen=True)
 class Manifest:
-    """One Kubernetes object. ``after`` names the releases that install its CRD, webhook or namespace."""
+    """One Kubernetes object. ``after`` names the releases or files that install its CRD, webhook or namespace, or
+    the ``key`` of another manifest it needs first."""
 
     obj: Obj
     after: tuple[str, ...] = ()
@@ -51,6 +52,12 @@ class Manifest:
     @property
     def name(self) -> str:
         return str(self.obj["metadata"]["name"])
+
+    @property
+    def key(self) -> str:
+        """<kind>/[<namespace>/]<name>, lower-case kind: how ``after`` names this object."""
+        ns = self.obj["metadata"].get("namespace")
+        return "/".join([self.kind.lower(), *([ns] if ns else []), self.name])
 
 
 @dataclass(frozen=True)

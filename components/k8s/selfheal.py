@@ -10,7 +10,8 @@ the cluster, with a per-pool limit; the cloud's own repair (components/repair.py
   Remediation, which taints the node NoSchedule, evicts its pods with the out-of-service taint and reboots it,
   unless more than ``max_unhealthy_nodes`` of the pool are already unhealthy (a fleet-wide event: stop, page);
 - Medik8s ships its operators as OLM bundles only, so OLM is installed from its pinned quickstart manifests and
-  each operator is one Subscription pinned to its bundle (install plans approved by hand: docs/addons.md).
+  each operator is one Subscription pinned to its bundle, with Manual approval; a Job approves exactly the pinned
+  bundles' install plans during `pulumi up` (components/k8s/installplans.py).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import json
 from dataclasses import dataclass
 
 from components.fleet import Cluster, Pool
-from components.k8s import dcgmhealth, healthgate, rules, upstream
+from components.k8s import dcgmhealth, healthgate, installplans, rules, upstream
 from components.k8s.interconnect import container_from_facts
 from components.k8s.model import Manifest, ManifestFile, Obj, Rendered, config_map, obj
 from components.k8s.scheduling import POOL_LABEL, on_pools, tolerations
@@ -155,16 +156,23 @@ def crd_file(pin: str) -> ManifestFile:
     return ManifestFile(f"{pin}-crd", row["raw"] + path)
 
 
+def pinned_csv(pin: str) -> tuple[str, str]:
+    """(package, CSV name) of a Medik8s pin: the package from the bundle's annotations, the CSV name OLM gives the
+    bundle (<package>.<tag>)."""
+    package = upstream.manifest(pin, "bundle")["annotations"]["operators.operatorframework.io.bundle.package.v1"]
+    return package, f"{package}.{upstream.pin(pin)['git']['ref']}"
+
+
 def subscription(pin: str) -> Manifest:
     """An OLM Subscription to one Medik8s operator at its pinned bundle: package and channel from the bundle's
-    annotations, the CSV name OLM gives a bundle (<package>.<tag>), operatorhub.io's catalog from olm.yaml."""
+    annotations, operatorhub.io's catalog from olm.yaml. Manual approval: OLM would otherwise follow the channel."""
     notes = upstream.manifest(pin, "bundle")["annotations"]
-    package = notes["operators.operatorframework.io.bundle.package.v1"]
+    package, csv = pinned_csv(pin)
     [catalog] = [o for o in upstream.manifest(OLM_PIN, "olm")["objects"] if o["kind"] == "CatalogSource"]
     return Manifest(obj("operators.coreos.com/v1alpha1", "Subscription", package, OPERATORS_NAMESPACE, spec={
         "name": package, "channel": notes["operators.operatorframework.io.bundle.channel.default.v1"],
         "source": catalog["name"], "sourceNamespace": catalog["namespace"],
-        "startingCSV": f"{package}.{upstream.pin(pin)['git']['ref']}", "installPlanApproval": "Manual"}),
+        "startingCSV": csv, "installPlanApproval": "Manual"}),
         after=("olm-olm",))
 
 
@@ -192,6 +200,7 @@ def self_healing(cluster: Cluster, monitoring: bool) -> Rendered:
         return Rendered()
     olm = upstream.pin(OLM_PIN)
     npd = upstream.pin(NPD_PIN)
+    subscriptions = [subscription(NHC_PIN), subscription(SNR_PIN)]
     out = Rendered(
         files=[ManifestFile("npd-rbac", npd["raw"] + npd["manifests"]["rbac"]),
                ManifestFile("olm-crds", olm["raw"] + olm["manifests"]["crds"]),
@@ -203,7 +212,9 @@ def self_healing(cluster: Cluster, monitoring: bool) -> Rendered:
                 **{c.config: json.dumps(c.monitor(), indent=1) for c in MARKER_CHECKS},
                 **{c.check: c.script() for c in MARKER_CHECKS}}),
             Manifest(npd_daemonset(cluster), after=("npd-rbac",)),
-            subscription(NHC_PIN), subscription(SNR_PIN),
+            *subscriptions,
+            *installplans.approver(OLM_PIN, OPERATORS_NAMESPACE, dict(pinned_csv(p) for p in (NHC_PIN, SNR_PIN)),
+                                   tuple(m.key for m in subscriptions), after=("olm-olm",)),
             Manifest(obj("self-node-remediation.medik8s.io/v1alpha1", "SelfNodeRemediationTemplate", TEMPLATE,
                          OPERATORS_NAMESPACE, spec={"template": {"spec": {"remediationStrategy": "Automatic"}}}),
                      after=("olm-olm", crd_file(SNR_PIN).name)),

@@ -275,10 +275,10 @@ def ray_versions_in(text: str) -> list[str]:
 # ---- Go source ----------------------------------------------------------------------------------------------------
 
 def go_constants(text: str, names: Iterable[str]) -> dict[str, str]:
-    """The value of each named string constant / variable (``Name = "v"`` or ``Name string = "v"``) of a Go file;
-    KeyError naming the missing ones."""
+    """The value of each named string constant / variable (``Name = "v"``, ``Name string = "v"`` or of a named string
+    type, ``Name Phase = "v"``) of a Go file; KeyError naming the missing ones."""
     found: dict[str, str] = {}
-    for m in re.finditer(r'^\s*([A-Za-z_]\w*)(?:\s+string)?\s*=\s*"([^"]*)"', text, re.MULTILINE):
+    for m in re.finditer(r'^\s*([A-Za-z_]\w*)(?:\s+[A-Za-z_][\w.]*)?\s*=\s*"([^"]*)"', text, re.MULTILINE):
         found.setdefault(m.group(1), m.group(2))
     wanted = list(names)
     missing = [n for n in wanted if n not in found]

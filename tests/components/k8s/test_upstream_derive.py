@@ -108,6 +108,7 @@ const (
 \tQueueLabel = "kueue.x-k8s.io/queue-name"
 \tNode string = "node"
 \tAligned             = "a/b"
+\tPhaseComplete   InstallPlanPhase = "Complete"
 )
 
 var (
@@ -118,8 +119,9 @@ var (
 
 
 def test_go_constants_reads_plain_typed_and_aligned_declarations() -> None:
-    assert derive.go_constants(GO, ["QueueLabel", "Node", "Aligned", "FrameworkName"]) == {
-        "QueueLabel": "kueue.x-k8s.io/queue-name", "Node": "node", "Aligned": "a/b", "FrameworkName": "ray.io/rayjob"}
+    assert derive.go_constants(GO, ["QueueLabel", "Node", "Aligned", "FrameworkName", "PhaseComplete"]) == {
+        "QueueLabel": "kueue.x-k8s.io/queue-name", "Node": "node", "Aligned": "a/b", "FrameworkName": "ray.io/rayjob",
+        "PhaseComplete": "Complete"}  # a constant of a named string type (OLM's InstallPlanPhase)
 
 
 def test_go_constants_names_what_is_missing() -> None:
