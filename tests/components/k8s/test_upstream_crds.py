@@ -16,9 +16,9 @@ from components.k8s.upstream.crd import problems
 from gpufleet.capture import SECRET_MASK, UNKNOWN_MASK, Graph
 from tests.components.k8s.conftest import STACKS, as_object, kubernetes_objects
 from tests.components.k8s.upstream_cases import rendered
+from tests.components.k8s.validation import CORE_GROUPS as CORE
 
 MASKS = frozenset({UNKNOWN_MASK, SECRET_MASK})
-CORE = ("v1", "apps/v1", "batch/v1", "storage.k8s.io/v1", "scheduling.k8s.io/v1")
 RENDERED = rendered()
 
 
