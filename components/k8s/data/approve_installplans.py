@@ -15,8 +15,9 @@ Environment (set by components/k8s/olmapprove.py):
 A plan is approved only if it waits for approval (phase RequiresApproval, approval Manual, not approved) and every
 CSV it names is pinned. The approval is a JSON patch whose `test` operations repeat what was checked (the CSV list,
 approved=false), so a plan that changed since it was read is not approved. Exit 0 once each pinned CSV is in a
-Complete plan; exit 2 if only plans naming other CSVs wait (never approved) or a pinned plan failed; exit 3 on
-timeout. Plans naming other CSVs (the next version OLM offers after the pin) are always left alone.
+Complete plan; exit 2 if only plans naming other CSVs wait (never approved) or a pinned plan failed and no newer
+one is on its way; exit 3 on timeout. Plans naming other CSVs (the next version OLM offers after the pin) are
+always left alone.
 """
 
 from __future__ import annotations
@@ -144,7 +145,7 @@ def run(env: dict[str, str]) -> int:
             if now["installed"] == pinned:
                 log(f"installed: {', '.join(sorted(pinned))}")
                 return 0
-            if now["failed"]:
+            if now["failed"] and not now["moving"]:  # an older failed plan is history once a new one is on its way
                 plan = now["failed"][0]
                 log(f"FAILED: install plan {describe(plan)}: {at(plan, MESSAGE) or 'no message'}")
                 return REFUSED

@@ -291,6 +291,14 @@ def test_a_failed_pinned_plan_fails_the_job_with_olms_message(serve: Any, tls: P
     assert "error creating csv: forbidden" in run.log
 
 
+def test_an_old_failed_plan_does_not_stop_a_new_pinned_one(serve: Any, tls: Path) -> None:
+    olm = FakeOlm({"install-old": plan("install-old", [NHC, SNR], phase="Failed", approved=True, message="boom"),
+                   "install-new": plan("install-new", [NHC, SNR])})
+    run = run_job(serve, tls, olm)
+    assert run.code == 0, run.log
+    assert [name for name, _ in run.patches] == ["install-new"]
+
+
 def test_a_plan_rewritten_between_read_and_patch_is_not_approved(serve: Any, tls: Path) -> None:
     olm = FakeOlm({"install-r": plan("install-r", [NHC, SNR])}, rewrite_on_patch=[NHC, "other.v9.9.9"])
     run = run_job(serve, tls, olm)
