@@ -63,8 +63,8 @@ def approver(olm_pin: str, namespace: str, csvs: dict[str, str], subscriptions: 
     job = obj("batch/v1", "Job", job_name(csvs), namespace, labels, spec={
         "backoffLimit": 0,  # a refusal or a timeout is the answer, not a flake: no retry inside the Job
         "activeDeadlineSeconds": DEADLINE_S,
-        # an evicted or preempted pod is not the script's failure: start it again
-        # (https://kubernetes.io/docs/concepts/workloads/controllers/job/#pod-failure-policy)
+        # an evicted or preempted pod is not the script's failure: start it again, as in Kubernetes' own
+        # backoffLimit 0 + Ignore DisruptionTarget example (https://kubernetes.io/docs/tasks/job/pod-failure-policy/)
         "podFailurePolicy": {"rules": [{"action": "Ignore",
                                         "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}]},
         "template": {"metadata": {"labels": labels}, "spec": {
