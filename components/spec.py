@@ -96,12 +96,22 @@ class BucketSpec(Strict):
     archive_after_days: int | None = Field(default=None, ge=1)  # move to a colder class after this
 
 
+class CheckpointSyncSpec(Strict):
+    """GCP and Azure: a CronJob copies new and changed files from the Lustre export path to the bucket's same prefix
+    (docs/addons.md "Checkpoint sync"); AWS exports by itself (FSx data repository association), so it is unused
+    there."""
+
+    enabled: bool = True
+    schedule: str = "*/30 * * * *"  # Kubernetes CronJob syntax, UTC: how long a checkpoint waits for the bucket
+
+
 class LustreSpec(Strict):
     capacity_tib: float = Field(gt=0)
     throughput_mbps_per_tib: int = 250
     bucket: str  # a bucket of this cluster, linked for import and export
     import_path: str = "datasets/"
     export_path: str = "checkpoints/"
+    checkpoint_sync: CheckpointSyncSpec = CheckpointSyncSpec()
 
 
 class StorageSpec(Strict):

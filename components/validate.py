@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from components import catalog, job_operators, network_profiles
+from components import catalog, cron, job_operators, network_profiles
 from components import validate_access as access
 from components.capabilities import CloudCapabilities, capabilities
 from components.catalog import Cloud, Fabric, MachineType
@@ -346,6 +346,12 @@ def _check_storage(caps: CloudCapabilities, c: ClusterSpec, path: str) -> Proble
         return
     if lustre.bucket not in names:
         yield unknown_name(f"{path}.lustre.bucket", "bucket of this cluster", lustre.bucket, names or ["(none)"])
+    sync = lustre.checkpoint_sync
+    reason = cron.problem(sync.schedule) if sync.enabled else None
+    if reason:
+        yield SpecProblem(f"{path}.lustre.checkpoint_sync.schedule", f"{sync.schedule!r} is not a Kubernetes CronJob "
+                          f"schedule: {reason}.", "Use five fields, minute hour day-of-month month day-of-week "
+                          "(e.g. '*/30 * * * *' or '0 * * * *', UTC), or @hourly / @daily.")
     tier = caps.lustre_tiers.get(lustre.throughput_mbps_per_tib)
     if tier is None:
         yield SpecProblem(f"{path}.lustre.throughput_mbps_per_tib", f"{lustre.throughput_mbps_per_tib} is not a "

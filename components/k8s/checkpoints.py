@@ -12,8 +12,10 @@ import pulumi
 
 from components import checkpoint_tools
 from components.catalog import Cloud
+from components.fleet import Cluster
 from components.k8s import upstream
-from components.k8s.model import Manifest, Obj, obj
+from components.k8s.model import Manifest, Obj, Rendered, namespace, obj
+from components.k8s.scheduling import tolerations
 
 PIN = "rclone"
 WORKLOAD_IDENTITY_PIN = "azure-workload-identity"
@@ -101,3 +103,26 @@ def install_rclone() -> Obj:
             "securityContext": {"runAsNonRoot": True, "runAsUser": 65534, "allowPrivilegeEscalation": False,
                                 "readOnlyRootFilesystem": True, "capabilities": {"drop": ["ALL"]}},
             "volumeMounts": [{"name": "tools", "mountPath": TOOLS_MOUNT}]}
+
+
+AZURE_LUSTRE_PIN = "azurelustre-csi-driver"
+OS_SKU_LABEL = "kubernetes.azure.com/os-sku-effective"
+
+
+def lustre_placement(cluster: Cluster) -> Obj:
+    """Where a tools pod can mount Lustre. AKS: the Lustre CSI node plugin runs only on the Ubuntu images its
+    DaemonSets select (the azurelustre digest's node affinity), and the system pool is Azure Linux, so the pod goes
+    to an Ubuntu node, tolerating the GPU pools' taints; elsewhere the system pool mounts it (no placement)."""
+    if cluster.cloud is not Cloud.AZURE:
+        return {}
+    skus = sorted({sku for w in upstream.digest(AZURE_LUSTRE_PIN)["manifests"].values() for d in w.get("workloads", [])
+                   for sku in d.get("nodeIn", {}).get(OS_SKU_LABEL, [])})
+    return {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": OS_SKU_LABEL, "operator": "In", "values": skus}]}]}}},
+        "tolerations": tolerations(cluster.cloud, cluster.pools)}
+
+
+def tools_namespace(bucket: CheckpointBucket | None) -> Rendered:
+    """The tools' namespace and, with a bound bucket, their ServiceAccount (render.py adds the Lustre claim)."""
+    space = namespace(checkpoint_tools.NAMESPACE, {"pod-security.kubernetes.io/enforce": "baseline"})
+    return Rendered(manifests=[space, *([service_account(bucket)] if bucket is not None else [])])

@@ -17,7 +17,7 @@ from components import checkpoint_tools
 from components.fleet import Cluster
 from components.k8s import checkpoints, rules
 from components.k8s.checkpoints import CheckpointBucket
-from components.k8s.model import Manifest, Obj, Rendered, config_map, namespace, obj
+from components.k8s.model import Manifest, Obj, Rendered, config_map, obj
 from components.k8s.storage import CLAIM
 
 NAMESPACE = checkpoint_tools.NAMESPACE
@@ -73,8 +73,8 @@ def _bucket_parts(bucket: CheckpointBucket | None) -> tuple[list[Obj], list[Obj]
 
 def checkpoint_probe(cluster: Cluster, lustre: bool, monitoring: bool,
                      bucket: CheckpointBucket | None = None) -> Rendered:
-    """Only with both a Lustre volume (its PVC in NAMESPACE: render.py adds the namespace) and monitoring; the bucket
-    too where the stack bound the tools' identity to it (``bucket``)."""
+    """Only with both a Lustre volume (its PVC in NAMESPACE: render.py adds the namespace, the ServiceAccount and the
+    claim) and monitoring; the bucket too where the stack bound the tools' identity to it (``bucket``)."""
     if not (lustre and monitoring):
         return Rendered()
     labels = {"app.kubernetes.io/name": "checkpoint-probe"}
@@ -104,13 +104,12 @@ def checkpoint_probe(cluster: Cluster, lustre: bool, monitoring: bool,
                     {"name": "lustre", "persistentVolumeClaim": {"claimName": CLAIM}}, *bucket_volumes]}
     if bucket is not None:
         pod = {"serviceAccountName": checkpoint_tools.SERVICE_ACCOUNT, **pod}
+    pod.update(checkpoints.lustre_placement(cluster))
     template_labels = {**labels, **(checkpoints.pod_labels(bucket) if bucket else {})}
     deployment = obj("apps/v1", "Deployment", "checkpoint-probe", NAMESPACE, labels, spec={
         "replicas": 1, "selector": {"matchLabels": labels},
         "template": {"metadata": {"labels": template_labels}, "spec": pod}})
     return Rendered(manifests=[
-        namespace(NAMESPACE, {"pod-security.kubernetes.io/enforce": "baseline"}),
-        *([checkpoints.service_account(bucket)] if bucket is not None else []),
         config_map("checkpoint-probe", NAMESPACE, {SCRIPT.name: SCRIPT.read_text()}),
         Manifest(deployment),
         Manifest(obj("monitoring.coreos.com/v1", "PodMonitor", "checkpoint-probe", NAMESPACE, spec={

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from components import checkpoint_tools
 from components.fleet import Cluster
 from components.k8s import (
     chaos,
+    checkpoints,
     healthgate,
     interconnect,
     kueue,
@@ -14,6 +16,7 @@ from components.k8s import (
     probe,
     selfheal,
     storage,
+    sync,
 )
 from components.k8s.inputs import AddonInputs
 from components.k8s.model import Rendered
@@ -32,9 +35,13 @@ def render(cluster: Cluster, inputs: AddonInputs) -> Rendered:
     out.extend(jobs)
     out.extend(kueue.kueue(cluster, monitoring, operators.frameworks(cluster), tuple(r.name for r in jobs.releases)))
     lustre = inputs.lustre is not None
-    probing = [probe.NAMESPACE] if lustre and monitoring else []
-    out.extend(storage.lustre(cluster, inputs.lustre, (kueue.team_namespaces(cluster) or ["default"]) + probing))
+    tools = (lustre and monitoring) or sync.wanted(cluster, lustre, inputs.checkpoints)  # the probe or the sync
+    if tools:
+        out.extend(checkpoints.tools_namespace(inputs.checkpoints))
+    out.extend(storage.lustre(cluster, inputs.lustre, (kueue.team_namespaces(cluster) or ["default"]) +
+                              ([checkpoint_tools.NAMESPACE] if tools else [])))
     out.extend(probe.checkpoint_probe(cluster, lustre, monitoring, inputs.checkpoints))
+    out.extend(sync.checkpoint_sync(cluster, lustre, inputs.checkpoints, monitoring))
     out.extend(healthgate.health_gate(cluster))
     out.extend(selfheal.self_healing(cluster, monitoring))
     out.extend(chaos.network_chaos(cluster))

@@ -66,8 +66,8 @@ class Wiring:
 
 
 def checkpoint_dir(cluster: Cluster, job: str) -> str:
-    """Under the Lustre export path, which the stack links to the checkpoint bucket (FSx auto-export on AWS; the
-    stack's `<cluster>-lustre-export` command on GCP and Azure)."""
+    """Under the Lustre export path, which reaches the checkpoint bucket by itself: FSx auto-export on AWS, the
+    checkpoint sync CronJob on GCP and Azure (``components.k8s.sync``)."""
     lustre = cluster.spec.storage.lustre
     return f"{LUSTRE_MOUNT}/{lustre.export_path.strip('/')}/{job}" if lustre and job else ""
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.k8s import dcgmhealth, healthgate, probe, rules, upstream
+from components.k8s import dcgmhealth, healthgate, probe, rules, sync, upstream
 from components.k8s.healthgate import NAMESPACE
 from components.k8s.kueue import manager_config
 from components.k8s.nvidia import dcgm_metric_names
@@ -39,7 +39,8 @@ def exported() -> set[str]:
 def all_alerts() -> list[rules.Alert]:
     lustre = [a for cloud in CSI for a in rules.lustre_alerts(CSI[cloud][0])]
     return (rules.gpu_alerts() + rules.kueue_alerts() + lustre + rules.self_healing_alerts()
-            + rules.health_gate_alerts(NAMESPACE) + probe.probe_alerts() + dcgmhealth.alerts())
+            + rules.health_gate_alerts(NAMESPACE) + probe.probe_alerts() + dcgmhealth.alerts()
+            + sync.sync_alerts())
 
 
 def dashboard_queries() -> Iterator[tuple[str, str]]:
