@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hypothesis import assume
 from hypothesis import strategies as st
 
 from components import catalog
@@ -180,11 +181,14 @@ def _region_zones(cloud: Cloud, region: str) -> list[str]:
 @st.composite
 def cluster(draw: st.DrawFn, cloud: Cloud, name: str, machines: list[MachineType], driver: str) -> dict[str, Any]:
     region = draw(st.sampled_from(_regions(cloud, machines)))
-    offered_zones = sorted({z for m in machines for z in catalog.regions(cloud, m.name).get(region, ())})
+    # zones where no system pool size is offered (e.g. use1-az3 has none of the catalogue's CPU types) make any
+    # cluster invalid: left out
+    offered_zones = sorted({z for m in machines for z in catalog.regions(cloud, m.name).get(region, ())
+                            if _any_system_fits(cloud, region, z)})
     zones = draw(st.lists(st.sampled_from(offered_zones), min_size=1, max_size=min(3, len(offered_zones)),
                           unique=True))
     region_zones = _region_zones(cloud, region)
-    extra = [z for z in region_zones if z not in zones]
+    extra = [z for z in region_zones if z not in zones and _any_system_fits(cloud, region, z)]
     if extra and len(zones) < 3 and (len(zones) < MIN_ZONES[cloud] or draw(st.booleans())):
         zones.append(draw(st.sampled_from(extra)))  # a zone no pool uses
     pools = [draw(pool(cloud, region, machines, n, zones)) for n in range(draw(st.integers(1, 3)))]
@@ -199,8 +203,11 @@ def cluster(draw: st.DrawFn, cloud: Cloud, name: str, machines: list[MachineType
         out["public_access_cidrs"] = draw(st.sampled_from([["203.0.113.0/24"], ["198.51.100.7/32", "10.0.0.0/8"]]))
     if cloud is Cloud.AWS or draw(st.booleans()):  # EKS access entries: no admin, nobody reaches the API
         out["admins"] = [ADMINS[cloud]]
-    out["system_pool"] = {"vcpus": draw(st.sampled_from([2, 4, 8, 16])),
-                          "memory_gib": draw(st.sampled_from([4, 16, 32, 64])), "nodes": {"min": 1, "max": 3}}
+    # the system pool spreads over every cluster zone: only sizes whose machine type every zone offers
+    sizes = [(v, m) for v, m in SYSTEM_SIZES if _system_fits(cloud, region, zones, v, m)]
+    assume(sizes)
+    vcpus, memory = draw(st.sampled_from(sizes))
+    out["system_pool"] = {"vcpus": vcpus, "memory_gib": memory, "nodes": {"min": 1, "max": 3}}
     buckets = [{"name": "checkpoints"}] if draw(st.booleans()) else []
     if buckets and draw(st.booleans()):
         buckets.append({"name": "datasets", "versioning": True, "noncurrent_days": 1, "archive_after_days": 30})
@@ -213,6 +220,18 @@ def cluster(draw: st.DrawFn, cloud: Cloud, name: str, machines: list[MachineType
     out["addons"] = {"gpu_driver": driver,
                      "monitoring": draw(st.booleans()), "kueue_teams": draw(kueue_teams(pools, cloud))}
     return out
+
+
+SYSTEM_SIZES = [(v, m) for v in (2, 4, 8, 16) for m in (4, 16, 32, 64)]
+
+
+def _any_system_fits(cloud: Cloud, region: str, zone: str) -> bool:
+    return any(_system_fits(cloud, region, [zone], v, m) for v, m in SYSTEM_SIZES)
+
+
+def _system_fits(cloud: Cloud, region: str, zones: list[str], vcpus: int, memory_gib: int) -> bool:
+    machine = catalog.smallest_cpu(cloud, vcpus, memory_gib)
+    return machine is not None and set(zones) <= set(catalog.regions(cloud, machine.name).get(region, ()))
 
 
 @st.composite
