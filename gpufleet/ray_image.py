@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 
 from components.catalog import Fabric
-from components.k8s import upstream
+from components.k8s import images, upstream
 from components.k8s.model import Obj
 
 SAMPLE = "pytorch-sample"  # the kuberay-operator pin's `images` row
@@ -71,8 +71,9 @@ def sample_image() -> str:
 
 
 def image_python(image: str) -> str | None:
-    """The CPython version an image's tag names (``...-py312-...`` -> ``3.12``; the Ray and AWS DLC tags say it),
-    None when the tag does not (NGC's ``25.03-py3``)."""
+    """The CPython version an image's tag names (``...-py312-...`` -> ``3.12``; Ray's tags say it), None when the
+    tag does not (NGC's ``25.03-py3``). Only for images without a source: the pool images' Python comes from
+    components/k8s/images.py."""
     found = re.search(r"(?:^|[-:.])py3(\d{1,2})(?:$|[-.])", image.rsplit("/", 1)[-1])
     return f"3.{found.group(1)}" if found else None
 
@@ -97,7 +98,9 @@ def check_python(image: str, version: str) -> None:
     if version not in WHEEL_PYTHONS:
         raise RayImageError(f"Ray {version} (the pinned KubeRay sample's rayVersion) has no row in "
                             "gpufleet/ray_image.py WHEEL_PYTHONS: add the CPython versions PyPI has wheels for")
-    python = image_python(image)
+    known, python = images.python(image)  # a pool image: the Python its source names (None: not sourced)
+    if not known:
+        python = image_python(image)
     if python is not None and python not in WHEEL_PYTHONS[version]:
         raise RayImageError(f"the pool image {image} is Python {python}; Ray {version} has wheels for Python "
                             f"{', '.join(WHEEL_PYTHONS[version])}: build an image with a supported Python and "

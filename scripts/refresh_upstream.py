@@ -229,7 +229,7 @@ def derive_pin(name: str, row: dict[str, Any], mirror: Path, offline: bool, toda
         out["values"] = {}
         for path, keys in row["values"].items():
             paths.append(path)
-            document = yaml.safe_load(source.show(commit, path))
+            document = derive.yaml_document(source.show(commit, path))
             out["values"][path] = {key: derive.value_at(document, key) for key in keys}
     if row.get("flags"):
         out["flags"] = {}
@@ -250,6 +250,11 @@ def derive_pin(name: str, row: dict[str, Any], mirror: Path, offline: bool, toda
         for path in row["dockerfiles"]:
             paths.append(path)
             out["dockerfiles"][path] = derive_cpp.dockerfile_facts(source.show(commit, path))
+    if row.get("tables"):
+        out["tables"] = {}
+        for path, columns in row["tables"].items():
+            paths.append(path)
+            out["tables"][path] = derive.markdown_table(source.show(commit, path), columns)
     if row.get("manifests"):
         out["manifests"] = {}
         for key, path in row["manifests"].items():

@@ -14,7 +14,7 @@ import yaml
 
 from components.catalog import Fabric, MachineType
 from components.fleet import Cluster, Pool
-from components.k8s import textfile, upstream
+from components.k8s import images, textfile, upstream
 from components.k8s.interconnect import GPUDIRECT_PIN, container_from_facts, fabric_limits, nic_annotations
 from components.k8s.kueue import GPU, PRIORITIES
 from components.k8s.model import Manifest, Obj, Rendered, config_map, namespace, obj
@@ -25,7 +25,6 @@ NAMESPACE = "gpufleet-health"
 NODES = 2  # the all-reduce spans this many nodes: the smallest run that crosses the fabric
 PORT = 29500
 SCRIPT = Path(__file__).parent / "data" / "allreduce.py"
-NGC_PYTORCH = "nvcr.io/nvidia/pytorch:25.03-py3"
 # The marker directory is under /run, which FHS 3.0 section 3.15 says is cleared at boot
 # (https://refspecs.linuxfoundation.org/FHS_3.0/fhs/ch03s15.html): the remediation's reboot clears the condition
 # instead of quarantining the node again; the next gate run decides.
@@ -40,8 +39,6 @@ METRICS = {
     "nccl_busbw_threshold_gbytes_per_second": ("gauge", "The machine type's bus bandwidth threshold."),
     "last_run_timestamp_seconds": ("gauge", "Unix time the last gate run on this node finished its all-reduce."),
 }
-# AWS Deep Learning Containers carry libfabric and the aws-ofi-nccl plugin EFA needs.
-AWS_DLC = "763104351884.dkr.ecr.{region}.amazonaws.com/pytorch-training:2.6.0-gpu-py312-cu126-ubuntu22.04-ec2"
 
 
 def slug(machine: MachineType) -> str:
@@ -49,7 +46,8 @@ def slug(machine: MachineType) -> str:
 
 
 def image(cluster: Cluster, pool: Pool) -> str:
-    return AWS_DLC.format(region=cluster.spec.region) if pool.fabric is Fabric.EFA else NGC_PYTORCH
+    """The pool's training image (components/k8s/images.py: the AWS DLC on EFA pools, NGC PyTorch elsewhere)."""
+    return images.pool_image(cluster, pool)
 
 
 TCPXO_WORKLOAD = "tcpxo-workload"  # upstream's TCPXO test pod (gke-gpudirect pin): what a TCPXO pod needs

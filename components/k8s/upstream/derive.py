@@ -15,6 +15,7 @@ What is kept is what the add-on layer is checked against, never the upstream tex
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -137,6 +138,44 @@ def value_at(values: Any, path: str) -> Any:
             raise KeyError(f"values.yaml has no {path!r} (stopped at {key!r})")
         values = values[key]
     return values
+
+
+class _JoinLoader(yaml.SafeLoader):
+    """Safe YAML plus what the AWS Deep Learning Containers buildspecs use: ``!join [a, b]`` (their concatenation
+    tag) and anchors defined again (YAML lets an alias name the latest definition; PyYAML refuses by default)."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()
+        if not isinstance(event, yaml.AliasEvent) and getattr(event, "anchor", None) is not None:
+            self.anchors.pop(event.anchor, None)
+        return super().compose_node(parent, index)
+
+
+_JoinLoader.add_constructor("!join", lambda loader, node: "".join(
+    str(part) for part in loader.construct_sequence(node, deep=True)))
+
+
+def yaml_document(text: str) -> Any:
+    """A YAML file whose values the digest keeps (``values`` rows), ``!join`` resolved."""
+    return yaml.load(text, Loader=_JoinLoader)  # a SafeLoader subclass: safe
+
+
+def markdown_table(text: str, columns: list[str]) -> list[dict[str, str]]:
+    """The rows of the first markdown table whose header names every one of ``columns``, those cells only
+    (stripped, HTML entities decoded); ValueError when no table has them."""
+    lines = [line.strip() for line in text.splitlines()]
+    for i, line in enumerate(lines[:-1]):
+        header = [cell.strip() for cell in line.strip("|").split("|")] if line.startswith("|") else []
+        if not set(columns) <= set(header) or not re.fullmatch(r"\|?[\s|:-]+\|?", lines[i + 1]):
+            continue
+        rows = []
+        for row in lines[i + 2:]:
+            if not row.startswith("|"):
+                break
+            cells = [html.unescape(cell.strip()) for cell in row.strip("|").split("|")]
+            rows.append({c: cells[header.index(c)] for c in columns})
+        return rows
+    raise ValueError(f"no markdown table with the columns {columns}")
 
 
 def unread_values(values: dict[str, Any], facts: dict[str, Any]) -> list[str]:

@@ -85,7 +85,8 @@ def _exec_form(value: str) -> list[str]:
 
 
 def dockerfile_facts(text: str) -> dict[str, Any]:
-    """Base image, apt packages (without ``=version``), ENTRYPOINT and CMD (exec form), EXPOSEd ports."""
+    """Base image, apt packages (without ``=version``), ENTRYPOINT and CMD (exec form), EXPOSEd ports, and the
+    default of each ARG that has one (its first definition: the versions a build installs)."""
     joined = re.sub(r"\\\n", " ", text)
     instructions = [(m.group(1).upper(), m.group(2)) for m in
                     re.finditer(r"^\s*([A-Za-z]+)\s+(.*)$", joined, re.MULTILINE) if not m.group(0).lstrip()
@@ -96,9 +97,15 @@ def dockerfile_facts(text: str) -> dict[str, Any]:
             for install in re.findall(r"apt-get install ([^&|;]*)", arg):
                 packages += [w.split("=")[0] for w in install.split() if not w.startswith("-")]
     last = {kind: arg for kind, arg in instructions}
+    args: dict[str, str] = {}
+    for kind, arg in instructions:
+        if kind == "ARG" and "=" in arg:
+            name, value = arg.split("=", 1)
+            args.setdefault(name.strip(), value.strip().strip('"'))
     return {"from": [arg.split()[0] for kind, arg in instructions if kind == "FROM"],
             "apt": packages,
             "entrypoint": _exec_form(last["ENTRYPOINT"]) if "ENTRYPOINT" in last else [],
             "cmd": _exec_form(last["CMD"]) if "CMD" in last else [],
             "expose": sorted({int(p.split("/")[0]) for kind, arg in instructions if kind == "EXPOSE"
-                              for p in arg.split()})}
+                              for p in arg.split()}),
+            "args": args}

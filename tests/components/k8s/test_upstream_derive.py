@@ -222,3 +222,22 @@ def test_docker_image_needs_the_documented_image_the_semver_tag_and_the_binary()
                    (install, workflow, "FROM alpine\n")):
         with pytest.raises(ValueError):
             derive.docker_image(*broken, "v1.2.3")
+
+
+def test_yaml_document_joins_and_lets_an_anchor_be_defined_again() -> None:
+    text = ('v: &V "2.6"\nroot: &R pt\nimages:\n  a: {t: &T cpu, tag: !join [*V, "-", *T]}\n'
+            '  b: {t: &T gpu, tag: !join [*V, "-", *T], dir: !join [*R, /, *T]}\n')
+    doc = derive.yaml_document(text)
+    assert (doc["images"]["a"]["tag"], doc["images"]["b"]["tag"], doc["images"]["b"]["dir"]) == \
+        ("2.6-cpu", "2.6-gpu", "pt/gpu")
+    with pytest.raises(yaml.constructor.ConstructorError):
+        derive.yaml_document("x: !!python/object:os.system {}\n")  # still a safe loader
+
+
+def test_markdown_table_reads_the_first_table_with_the_columns() -> None:
+    text = ("| A | B |\n|---|---|\n| 1 | 2 |\n\n| Region | Code | URL |\n|:--|--|--|\n"
+            "| X (Y) | x-1 | 1.ecr/&lt;repo> |\n| Z | z-2 | 2.ecr/r |\ntext\n| no | table |\n")
+    assert derive.markdown_table(text, ["Code", "URL"]) == [{"Code": "x-1", "URL": "1.ecr/<repo>"},
+                                                            {"Code": "z-2", "URL": "2.ecr/r"}]
+    with pytest.raises(ValueError, match="Nope"):
+        derive.markdown_table(text, ["Nope"])

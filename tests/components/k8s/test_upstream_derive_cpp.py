@@ -77,6 +77,11 @@ def test_json_subscripts() -> None:
     assert derive_cpp.json_subscripts(text) == ["body", "value"]
 
 
+def test_dockerfile_args_keep_the_first_default() -> None:
+    text = 'ARG A=1\nARG B\nARG C="x y"\nFROM base AS one\nARG A=2\nARG B=3\n'
+    assert derive_cpp.dockerfile_facts(text)["args"] == {"A": "1", "C": "x y", "B": "3"}
+
+
 def test_dockerfile_facts() -> None:
     text = ("# comment: FROM nothing\nFROM nvcr.io/nvidia/cuda:12.8.0-base-ubuntu22.04\nARG V\n"
             "RUN apt-get update \\\n && apt-get install --assume-yes pkg-a=1:${V} \\\n"
@@ -84,4 +89,5 @@ def test_dockerfile_facts() -> None:
             "EXPOSE 5555\nENTRYPOINT [\"/usr/bin/nv-hostengine\"]\nCMD [\"-n\", \"-b\", \"0.0.0.0\"]\n")
     assert derive_cpp.dockerfile_facts(text) == {
         "from": ["nvcr.io/nvidia/cuda:12.8.0-base-ubuntu22.04"], "apt": ["pkg-a", "pkg-b"],
-        "entrypoint": ["/usr/bin/nv-hostengine"], "cmd": ["-n", "-b", "0.0.0.0"], "expose": [5555]}
+        "entrypoint": ["/usr/bin/nv-hostengine"], "cmd": ["-n", "-b", "0.0.0.0"], "expose": [5555],
+        "args": {}}
