@@ -28,7 +28,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/preview_bench.py
 	$(BIN)/python benchmarks/pr_bench.py
 	$(BIN)/python benchmarks/capacity_bench.py
-	GPUFLEET_INVARIANTS=long $(BIN)/python -m pytest -n 2 tests/invariants
+	GPUFLEET_INVARIANTS=long GPUFLEET_HYPOTHESIS=explore $(BIN)/python -m pytest -n 2 tests/invariants
 
 mutations: $(STAMP)
 	$(BIN)/python benchmarks/mutations.py --out mutations.md
