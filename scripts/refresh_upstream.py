@@ -31,6 +31,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -174,6 +175,23 @@ def _tool(source: GitSource, commit: str, spec: dict[str, Any], ref: str, paths:
                                    if f.endswith(".yaml"))}
 
 
+def _values(text: str, keys: list[str]) -> dict[str, Any]:
+    document = derive.yaml_document(text)
+    return {key: derive.value_at(document, key) for key in keys}
+
+
+# Row fields whose facts come file by file: {path: what to read} (or a list of paths) -> facts of each file's text.
+PER_FILE: dict[str, Callable[[str, Any], Any]] = {
+    "constants": derive.go_constants,
+    "structs": derive.go_structs,
+    "values": _values,
+    "flags": lambda text, _: derive.go_flags(text),
+    "cpp": _cpp,
+    "dockerfiles": lambda text, _: derive_cpp.dockerfile_facts(text),
+    "tables": derive.markdown_table,
+}
+
+
 def derive_pin(name: str, row: dict[str, Any], mirror: Path, offline: bool, today: str) -> dict[str, Any]:
     source = GitSource(row["git"]["repo"], mirror, offline)
     commit = source.commit(str(row["git"]["ref"]))
@@ -215,46 +233,17 @@ def derive_pin(name: str, row: dict[str, Any], mirror: Path, offline: bool, toda
             out["images"][key] = {"path": path, "images": derive.images_in(text)}
             if derive.ray_versions_in(text):
                 out["images"][key]["ray_versions"] = derive.ray_versions_in(text)
-    if row.get("constants"):
-        out["constants"] = {}
-        for path, names in row["constants"].items():
-            paths.append(path)
-            out["constants"][path] = derive.go_constants(source.show(commit, path), names)
-    if row.get("structs"):
-        out["structs"] = {}
-        for path, names in row["structs"].items():
-            paths.append(path)
-            out["structs"][path] = derive.go_structs(source.show(commit, path), names)
-    if row.get("values"):
-        out["values"] = {}
-        for path, keys in row["values"].items():
-            paths.append(path)
-            document = derive.yaml_document(source.show(commit, path))
-            out["values"][path] = {key: derive.value_at(document, key) for key in keys}
-    if row.get("flags"):
-        out["flags"] = {}
-        for path in row["flags"]:
-            paths.append(path)
-            out["flags"][path] = derive.go_flags(source.show(commit, path))
+    for kind, facts_of in PER_FILE.items():  # in this order: it is the order of the digest's source paths
+        if row.get(kind):
+            files = row[kind].items() if isinstance(row[kind], dict) else ((path, None) for path in row[kind])
+            out[kind] = {}
+            for path, wants in files:
+                paths.append(path)
+                out[kind][path] = facts_of(source.show(commit, path), wants)
     if row.get("metrics"):
         out["metrics"] = _metrics(source, commit, row["metrics"], paths)
     if row.get("tool"):
         out["tool"] = _tool(source, commit, row["tool"], str(row["git"]["ref"]), paths)
-    if row.get("cpp"):
-        out["cpp"] = {}
-        for path, wants in row["cpp"].items():
-            paths.append(path)
-            out["cpp"][path] = _cpp(source.show(commit, path), wants)
-    if row.get("dockerfiles"):
-        out["dockerfiles"] = {}
-        for path in row["dockerfiles"]:
-            paths.append(path)
-            out["dockerfiles"][path] = derive_cpp.dockerfile_facts(source.show(commit, path))
-    if row.get("tables"):
-        out["tables"] = {}
-        for path, columns in row["tables"].items():
-            paths.append(path)
-            out["tables"][path] = derive.markdown_table(source.show(commit, path), columns)
     if row.get("manifests"):
         out["manifests"] = {}
         for key, path in row["manifests"].items():
