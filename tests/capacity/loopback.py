@@ -79,19 +79,26 @@ def self_signed(directory: Path) -> tuple[Path, Path]:
 
 
 @contextmanager
-def serve(fake: Fake, tls: tuple[Path, Path] | None = None) -> Iterator[Fake]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
+def listening(handler: type[BaseHTTPRequestHandler], tls: tuple[Path, Path] | None = None) -> Iterator[str]:
+    """A threaded server on 127.0.0.1 with ``handler`` (HTTPS with ``tls``: certificate, key); its base URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     scheme = "http"
     if tls is not None:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(*tls)
         server.socket = context.wrap_socket(server.socket, server_side=True)
         scheme = "https"
-    fake.url = f"{scheme}://127.0.0.1:{server.server_address[1]}"
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield fake
+        yield f"{scheme}://127.0.0.1:{server.server_address[1]}"
     finally:
         server.shutdown()
         server.server_close()
+
+
+@contextmanager
+def serve(fake: Fake, tls: tuple[Path, Path] | None = None) -> Iterator[Fake]:
+    with listening(_handler(fake), tls) as url:
+        fake.url = url
+        yield fake

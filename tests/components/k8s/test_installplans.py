@@ -8,15 +8,15 @@ from __future__ import annotations
 import copy
 import json
 import re
-import ssl
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -24,6 +24,7 @@ from components.k8s import installplans
 from components.k8s.inputs import AddonInputs
 from components.k8s.render import render
 from gpufleet.capture import Graph
+from tests.capacity.loopback import listening, self_signed
 from tests.components.k8s.conftest import STACKS, clusters, kubernetes_objects
 from tests.components.k8s.validation import validate
 
@@ -118,62 +119,57 @@ class FakeOlm:
 def tls(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A service-account-shaped directory (token, ca.crt) and the fake server's key, for 127.0.0.1."""
     d = tmp_path_factory.mktemp("serviceaccount")
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
-                    "/CN=fake-apiserver", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(d / "key.pem"),
-                    "-out", str(d / "ca.crt")], check=True, capture_output=True)
+    cert, _ = self_signed(d)  # a CA certificate for 127.0.0.1: it signs itself and is the server's
+    cert.rename(d / "ca.crt")
     (d / "token").write_text(TOKEN + "\n")
     return d
 
 
+def _api(olm: FakeOlm) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def reply(self, code: int, body: dict[str, Any]) -> None:
+            data = json.dumps(body).encode()
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def handle_one(self, method: str) -> None:
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or "null")
+            olm.requests.append((method, self.path, body, self.headers.get("Content-Type", "")))
+            if self.headers.get("Authorization") != f"Bearer {TOKEN}":
+                return self.reply(401, {"kind": "Status", "message": "Unauthorized"})
+            if method == "GET" and self.path == PLANS_PATH:
+                return self.reply(200, olm.list())
+            name = self.path.removeprefix(PLANS_PATH + "/")
+            if method == "PATCH" and name in olm.plans:
+                if self.headers.get("Content-Type") != "application/json-patch+json":
+                    return self.reply(415, {"kind": "Status", "message": "unsupported patch type"})
+                return self.reply(*olm.patch(name, body))
+            return self.reply(404, {"kind": "Status", "message": f"no {self.path}"})
+
+        def do_GET(self) -> None:
+            self.handle_one("GET")
+
+        def do_PATCH(self) -> None:
+            self.handle_one("PATCH")
+
+    return Handler
+
+
 @pytest.fixture
 def serve(tls: Path) -> Iterator[Any]:
-    servers = []
+    """start(olm) -> the port of a fake API server answering for ``olm`` (HTTPS, stopped after the test)."""
+    with ExitStack() as servers:
+        def start(olm: FakeOlm) -> int:
+            url = servers.enter_context(listening(_api(olm), (tls / "ca.crt", tls / "key.pem")))
+            return int(urlsplit(url).port or 0)
 
-    def start(olm: FakeOlm) -> int:
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def reply(self, code: int, body: dict[str, Any]) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def handle_one(self, method: str) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or "null")
-                olm.requests.append((method, self.path, body, self.headers.get("Content-Type", "")))
-                if self.headers.get("Authorization") != f"Bearer {TOKEN}":
-                    return self.reply(401, {"kind": "Status", "message": "Unauthorized"})
-                if method == "GET" and self.path == PLANS_PATH:
-                    return self.reply(200, olm.list())
-                name = self.path.removeprefix(PLANS_PATH + "/")
-                if method == "PATCH" and name in olm.plans:
-                    if self.headers.get("Content-Type") != "application/json-patch+json":
-                        return self.reply(415, {"kind": "Status", "message": "unsupported patch type"})
-                    return self.reply(*olm.patch(name, body))
-                return self.reply(404, {"kind": "Status", "message": f"no {self.path}"})
-
-            def do_GET(self) -> None:
-                self.handle_one("GET")
-
-            def do_PATCH(self) -> None:
-                self.handle_one("PATCH")
-
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(tls / "ca.crt", tls / "key.pem")
-        server.socket = context.wrap_socket(server.socket, server_side=True)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        servers.append(server)
-        return int(server.server_address[1])
-
-    yield start
-    for server in servers:
-        server.shutdown()
-        server.server_close()
+        yield start
 
 
 # ---- the rendered objects -----------------------------------------------------------------------------------------
