@@ -14,7 +14,7 @@ from components import checkpoint_tools
 from components.catalog import Cloud
 from components.fleet import Cluster
 from components.k8s import upstream
-from components.k8s.model import Manifest, Obj, Rendered, namespace, obj
+from components.k8s.model import Manifest, Obj, Rendered, as_nobody, namespace, obj
 from components.k8s.scheduling import tolerations
 
 PIN = "rclone"
@@ -100,8 +100,7 @@ def install_rclone() -> Obj:
     """An init container that copies the pinned image's rclone binary into the tools volume, so a stdlib Python
     script (or a shell) in another image can run it."""
     return {"name": "rclone", "image": image(), "command": ["cp", tool()["binary"], RCLONE],
-            "securityContext": {"runAsNonRoot": True, "runAsUser": 65534, "allowPrivilegeEscalation": False,
-                                "readOnlyRootFilesystem": True, "capabilities": {"drop": ["ALL"]}},
+            "securityContext": as_nobody(),
             "volumeMounts": [{"name": "tools", "mountPath": TOOLS_MOUNT}]}
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from components.k8s import probe, upstream
-from components.k8s.model import Manifest, config_map, obj
+from components.k8s.model import Manifest, as_nobody, config_map, obj
 
 SCRIPT = Path(__file__).parent / "data" / "approve_installplans.py"
 NAME = "olm-installplan-approver"
@@ -74,8 +74,7 @@ def approver(olm_pin: str, namespace: str, csvs: dict[str, str], subscriptions: 
                 "name": "approve", "image": probe.IMAGE, "command": ["python", f"/script/{SCRIPT.name}"],
                 "env": [{"name": k, "value": v} for k, v in env.items()],
                 "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "64Mi"}},
-                "securityContext": {"runAsNonRoot": True, "runAsUser": 65534, "allowPrivilegeEscalation": False,
-                                    "readOnlyRootFilesystem": True, "capabilities": {"drop": ["ALL"]}},
+                "securityContext": as_nobody(),
                 "volumeMounts": [{"name": "script", "mountPath": "/script", "readOnly": True}]}],
             "volumes": [{"name": "script", "configMap": {"name": NAME}}]}}})
     # no ttlSecondsAfterFinished: Pulumi owns the Job; a TTL would delete it behind Pulumi's back and a refresh

@@ -15,6 +15,13 @@ import pulumi
 Obj = dict[str, Any]
 
 
+def as_nobody() -> Obj:
+    """A container's securityContext for tools that need no privilege: uid 65534 (nobody), no escalation, a
+    read-only root file system, every capability dropped."""
+    return {"runAsNonRoot": True, "runAsUser": 65534, "allowPrivilegeEscalation": False,
+            "readOnlyRootFilesystem": True, "capabilities": {"drop": ["ALL"]}}
+
+
 @dataclass(frozen=True)
 class Chart:
     """A Helm chart pinned to one version. ``repo`` is empty for OCI charts (``chart`` is then the oci:// URL)."""

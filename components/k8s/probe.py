@@ -17,7 +17,7 @@ from components import checkpoint_tools
 from components.fleet import Cluster
 from components.k8s import checkpoints, rules
 from components.k8s.checkpoints import CheckpointBucket
-from components.k8s.model import Manifest, Obj, Rendered, config_map, obj
+from components.k8s.model import Manifest, Obj, Rendered, as_nobody, config_map, obj
 from components.k8s.storage import CLAIM
 
 NAMESPACE = checkpoint_tools.NAMESPACE
@@ -95,8 +95,7 @@ def checkpoint_probe(cluster: Cluster, lustre: bool, monitoring: bool,
             "env": [{"name": k, "value": v} for k, v in env.items()] + bucket_env,
             "ports": [{"name": "metrics", "containerPort": PORT}],
             "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "512Mi"}},
-            "securityContext": {"runAsNonRoot": True, "runAsUser": 65534, "allowPrivilegeEscalation": False,
-                                "readOnlyRootFilesystem": True, "capabilities": {"drop": ["ALL"]}},
+            "securityContext": as_nobody(),
             "volumeMounts": [{"name": "probe", "mountPath": "/probe"}, {"name": "lustre", "mountPath": "/lustre"},
                              *bucket_mounts],
         }],

@@ -14,7 +14,7 @@ from components.catalog import Cloud
 from components.fleet import Cluster
 from components.k8s import checkpoints, rules
 from components.k8s.checkpoints import CheckpointBucket
-from components.k8s.model import Manifest, Obj, Rendered, obj
+from components.k8s.model import Manifest, Obj, Rendered, as_nobody, obj
 from components.k8s.storage import CLAIM
 from components.k8s.training import LUSTRE_MOUNT
 
@@ -69,8 +69,7 @@ def checkpoint_sync(cluster: Cluster, lustre: bool, bucket: CheckpointBucket | N
             "env": checkpoints.env(bucket),
             "resources": {"requests": {"cpu": "500m", "memory": "512Mi"}, "limits": {"memory": "2Gi"}},
             # reads what the training pods wrote: files must be readable by others (the usual umask 022)
-            "securityContext": {"runAsNonRoot": True, "runAsUser": 65534, "allowPrivilegeEscalation": False,
-                                "readOnlyRootFilesystem": True, "capabilities": {"drop": ["ALL"]}},
+            "securityContext": as_nobody(),
             "volumeMounts": [{"name": "lustre", "mountPath": LUSTRE_MOUNT, "readOnly": True}]}],
         "volumes": [{"name": "lustre", "persistentVolumeClaim": {"claimName": CLAIM, "readOnly": True}}]}
     cronjob = obj("batch/v1", "CronJob", NAME, checkpoint_tools.NAMESPACE, labels, spec={
