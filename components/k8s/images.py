@@ -82,8 +82,6 @@ def python(image: str) -> tuple[bool, str | None]:
     """(is this one of the pool images, its sourced CPython minor or None when no source says it)."""
     if image == ngc_pytorch():
         return True, ngc()["facts"].get("python", {}).get("value")  # absent while the 25.03 notes are unread
-    spec = _buildspec()
-    name = spec["repository_info.training_repository.release_repository_name"]
-    if any(image == f"{host}/{name}:{spec[f'images.{DLC_IMAGE}.tag']}" for host in dlc_registries().values()):
+    if image in {aws_dlc(region) for region in dlc_registries()}:
         return True, str(dlc_dockerfile()["args"]["PYTHON_SHORT_VERSION"])
     return False, None
