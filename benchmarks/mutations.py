@@ -182,8 +182,8 @@ MUTATIONS = [
           "amounts[resource] = str(int(per_node(pool)))", "EFA quota per node, not per team"),
          ("take = min(wanted, free[pool.name])", "take = wanted", "quota overfills the first pool")),
     # --- gpufleet -------------------------------------------------------------------------------------------------
-    *_in("diff", "gpufleet/cost.py",
-         ("HOURS_PER_MONTH = 730", "HOURS_PER_MONTH = 720", "PR month 720 h"),
+    *_in("diff", "capacity/prices/table.py", ("HOURS_PER_MONTH = 730", "HOURS_PER_MONTH = 720", "PR month 720 h")),
+    *_in("diff", "gpufleet/review/cost.py",
          ("return (self.usd_per_node_hour or 0.0) * nodes * HOURS_PER_MONTH",
           "return (self.usd_per_node_hour or 0.0) * HOURS_PER_MONTH", "cost ignores node count")),
 ]

@@ -32,7 +32,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from gpufleet.capture import run_program
+from gpufleet.engine.capture import run_program
 
 PROGRAM = """
 import pulumi, pulumi_aws as aws

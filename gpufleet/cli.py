@@ -11,13 +11,14 @@ import typer
 from rich.console import Console
 
 from capacity.cli import app as capacity_app
-from gpufleet import diff_cli
-from gpufleet.capture import ProgramError
-from gpufleet.jobs_cli import jobs_app
+from gpufleet.checks.cli import check_previews, policy_app, verdicts_document
+from gpufleet.deploy import cli as deploy_cli
+from gpufleet.engine.capture import ProgramError
+from gpufleet.engine.parallel import preview_many
+from gpufleet.engine.render import print_preview
+from gpufleet.jobs.cli import jobs_app
 from gpufleet.netsim.cli import netsim_app
-from gpufleet.parallel import preview_many
-from gpufleet.policy_cli import check_previews, policy_app, verdicts_document
-from gpufleet.render import print_preview
+from gpufleet.review import cli as review_cli
 from gpufleet.stackdir import check_names, known_stacks
 from stacks.config import STACKS_DIR
 
@@ -107,10 +108,10 @@ def _write_json(documents: list[dict], out: Path | None) -> None:
 
 
 # Sub-commands from their own modules register here, one line each.
-app.command()(diff_cli.diff)
-app.command()(diff_cli.pr)
-app.command()(diff_cli.up)
-app.command("real-preview")(diff_cli.real_preview)
+app.command()(review_cli.diff)
+app.command()(review_cli.pr)
+app.command()(deploy_cli.up)
+app.command("real-preview")(deploy_cli.real_preview)
 app.add_typer(policy_app, name="policy")
 app.add_typer(capacity_app, name="capacity")
 app.add_typer(netsim_app, name="netsim")

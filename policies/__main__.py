@@ -1,4 +1,4 @@
-"""The pack's entry point, started by the Pulumi CLI (or gpufleet.analyzer): serves the Analyzer gRPC service
+"""The pack's entry point, started by the Pulumi CLI (or gpufleet.checks.analyzer): serves the Analyzer gRPC service
 and prints its port on stdout."""
 
 import sys

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from capacity.csvio import InputError
+from capacity.prices.table import PREPAID, option_label
 from components.catalog import Cloud, offerings
-from gpufleet.cost import PREPAID, option_label
 from policies import prices
 from policies.props import (
     AKS_CLUSTER,
@@ -169,7 +169,7 @@ def budget(stack: Stack, config: Config) -> Iterable[tuple[str, Node | None]]:
     if unpriced:
         table = config.get("offers_csv") or "capacity/data/offers.csv"
         yield f"cannot estimate the monthly cost: no price for {'; '.join(sorted(set(unpriced)))} in {table} or " \
-              "policies/data/on_demand_prices.csv: add a row with its source (docs/capacity.md, Prices)", None
+              "capacity/data/on_demand_prices.csv: add a row with its source (docs/capacity.md, Prices)", None
     if total > limit:
         known = " (the priced pools alone)" if unpriced else ""
         yield f"estimated ${total:,.0f}/month{known} (every pool at its max nodes, {config['hours_per_month']} h) " \

@@ -1,10 +1,10 @@
-"""Prices per node-hour for the budget policy: gpufleet.cost.Prices.price, the very function the PR comment
+"""Prices per node-hour for the budget policy: capacity.prices.table.Prices.price, the very function the PR comment
 prices pools with, so the two never disagree (system CPU pools included).
 
 First choice: the price snapshot at the option the pool buys: the bundled ``capacity/data/offers.csv``, or the
 file named by the policy config ``stack-monthly-budget.offers_csv`` (same columns; tests and teams with negotiated
 rates use it); then what that option bills at or an upper bound; then the on-demand list-price table
-``policies/data/on_demand_prices.csv`` (CPU machine types, which offers.csv does not price).
+``capacity/data/on_demand_prices.csv`` (CPU machine types, which offers.csv does not price).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-from gpufleet.cost import Offer, Prices
+from capacity.prices.table import Offer, Prices
 
 ROOT = Path(__file__).resolve().parents[1]  # a relative offers_csv is read from the project root
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
-from gpufleet.capture import Graph, Resource, run_program
+from gpufleet.engine.capture import Graph, Resource, run_program
 from stacks.config import CONFIG_KEY, STACKS_DIR, read_stack_config, stack_file
 
 # rich wraps at the console width, read from COLUMNS when a Console is created (the CLIs create theirs at import)

@@ -68,8 +68,8 @@ def test_unmet_demand_penalty_default_is_the_documented_1000_usd() -> None:
 
 def test_pr_month_is_730_hours() -> None:
     """docs/pr-comment.md: every node pool at its max nodes, 730 hours a month (8,760 h / 12)."""
-    from gpufleet import cost
-    from gpufleet.cost import PoolCost
+    from gpufleet.review import cost
+    from gpufleet.review.cost import PoolCost
 
     pool = PoolCost(key="k", cloud="aws", region="us-east-1", machine_type="p5.48xlarge", nodes=3, gpus=24,
                     gpu="H100", option="on_demand", usd_per_node_hour=10.0, source="test")

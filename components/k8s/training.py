@@ -5,7 +5,7 @@ checkpoint bucket) and Kueue's topology request. Node placement and tolerations 
 ResourceFlavor's node labels and tolerations into every pod it admits.
 
 Used by the Trainer runtimes the layer installs (``components.k8s.operators``) and by the example jobs
-(``gpufleet.jobs``)."""
+(``gpufleet.jobs.examples``)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,2 @@
+"""The network simulator: what a link profile costs a training run (a model), and the same measured in network
+namespaces."""

@@ -15,7 +15,7 @@ from capacity.prices import refresh
 from capacity.prices.digest_gcp import PIN
 from capacity.schema import Option
 from components.catalog import Cloud
-from gpufleet import cost
+from gpufleet.review import cost
 
 HEADER = "cloud,region,machine_type,gpu,gpus_per_node,option,usd_per_gpu_hour,source,as_of\n"
 

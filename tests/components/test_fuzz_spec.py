@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from components.errors import SpecError
 from components.fleet import Fleet
 from components.validate import resolve
-from gpufleet.capture import ProgramError, run_program
+from gpufleet.engine.capture import ProgramError, run_program
 from stacks.config import CONFIG_KEY
 from tests.conftest import example_fleet
 

@@ -16,8 +16,8 @@ from rich.console import Console
 
 from components.errors import SpecError
 from components.validate import resolve
-from gpufleet.preview import preview_stack
-from gpufleet.render import print_preview
+from gpufleet.engine.preview import preview_stack
+from gpufleet.engine.render import print_preview
 from tests.conftest import example_fleet
 
 NOTE_PATH = "clusters[0].node_pools[1].accelerator"

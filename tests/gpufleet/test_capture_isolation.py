@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gpufleet.capture import ProgramError, run_program
+from gpufleet.engine.capture import ProgramError, run_program
 
 FAILING = """\
 import pulumi

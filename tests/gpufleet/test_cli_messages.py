@@ -10,8 +10,8 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from gpufleet.cli import app
-from gpufleet.preview import Preview, preview_stack
-from gpufleet.render import summary_tables
+from gpufleet.engine.preview import Preview, preview_stack
+from gpufleet.engine.render import summary_tables
 from stacks.config import STACKS_DIR
 
 

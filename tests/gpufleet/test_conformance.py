@@ -1,4 +1,4 @@
-"""Provider-schema conformance of every captured cloud resource (gpufleet/conformance.py).
+"""Provider-schema conformance of every captured cloud resource (gpufleet/checks/conformance.py).
 
 The expected wire names and enum values below are read from the installed SDK sources
 (pulumi_aws/ec2/_inputs.py LaunchTemplateNetworkInterfaceArgs, pulumi_azure_native/containerservice/_enums.py
@@ -12,8 +12,8 @@ import dataclasses
 
 import pytest
 
-from gpufleet.capture import Resource
-from gpufleet.conformance import args_class, check_graph, check_resource
+from gpufleet.checks.conformance import args_class, check_graph, check_resource
+from gpufleet.engine.capture import Resource
 from stacks.config import stack_names
 from tests.conftest import example_fleet, one
 from tests.readme_fleets import NAMES as README_FLEETS
@@ -29,7 +29,7 @@ def example_graphs(capture):
 
 @pytest.fixture(scope="module")
 def capture():  # module-scoped twin of the conftest fixture, so the example graphs are captured once
-    from gpufleet.capture import run_program
+    from gpufleet.engine.capture import run_program
     from stacks.config import CONFIG_KEY
 
     return lambda fleet: run_program("test", {CONFIG_KEY: fleet})

@@ -9,8 +9,9 @@ from dataclasses import replace
 
 import pytest
 
-from gpufleet.capture import Graph, run_program
-from gpufleet.cost import Offer, Prices, pool_costs
+from capacity.prices.table import Offer, Prices
+from gpufleet.engine.capture import Graph, run_program
+from gpufleet.review.cost import pool_costs
 from stacks.config import CONFIG_KEY
 from tests.conftest import example_fleet
 

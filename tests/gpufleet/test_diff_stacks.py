@@ -14,11 +14,11 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from gpufleet import comment, cost, report
-from gpufleet.capture import Graph, run_program
 from gpufleet.cli import app
-from gpufleet.diff import StackDiff, diff_resources
-from gpufleet.real import RealError, check_stack, require_cli, run
+from gpufleet.deploy.automation import RealError, check_stack, require_cli, run
+from gpufleet.engine.capture import Graph, run_program
+from gpufleet.review import comment, cost, report
+from gpufleet.review.diff import StackDiff, diff_resources
 from stacks.config import STACKS_DIR
 from tests.conftest import Capture, example_fleet
 from tests.gpufleet.gitrepo import commit_on_main_then_branch
@@ -166,7 +166,7 @@ def test_one_tag_added_everywhere_is_one_line_with_a_count(graphs: dict[str, Gra
 
 
 def test_no_empty_details_blocks() -> None:
-    from gpufleet.capture import Resource
+    from gpufleet.engine.capture import Resource
 
     bucket = Resource("aws:s3/bucket:Bucket", "b", None, True, {"bucketPrefix": "x"}, [])
     r = report.build(diff_resources("s", [bucket], [bucket]), cost.Prices.load(OFFERS))

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from gpufleet import comment, cost, report
-from gpufleet.capture import Resource
-from gpufleet.diff import Op, changed_paths, diff_resources
-from gpufleet.digest import diff_digest
-from gpufleet.replacements import TABLE, Effect, classify, find_rule, normalise
-from gpufleet.risk import risks
+from gpufleet.engine.capture import Resource
+from gpufleet.review import comment, cost, report
+from gpufleet.review.diff import Op, changed_paths, diff_resources
+from gpufleet.review.digest import diff_digest
+from gpufleet.review.replacements import TABLE, Effect, classify, find_rule, normalise
+from gpufleet.review.risk import risks
 
 DATA = Path(__file__).parent / "data"
 NG = "aws:eks/nodeGroup:NodeGroup"
@@ -117,7 +117,7 @@ def test_cost_arithmetic_uses_730_hours(prices: cost.Prices) -> None:
     assert h100.monthly_usd == pytest.approx(16 * 55.04 * 730)  # 642,867.20
     # CPU system pools: offers.csv prices GPUs only; the budget policy's list-price table prices them, here too
     cpu = next(c for c in costs if c.key.endswith("::cpu"))
-    assert cpu.usd_per_node_hour == pytest.approx(0.4032)  # policies/data/on_demand_prices.csv, m7i.2xlarge
+    assert cpu.usd_per_node_hour == pytest.approx(0.4032)  # capacity/data/on_demand_prices.csv, m7i.2xlarge
     assert "list price" in cpu.source
     spot = cost.pool_costs([SUBNET, ng("s", "p4d.24xlarge", 2, capacityType="SPOT")], prices)[0]
     assert (spot.option, spot.monthly_usd) == ("spot", pytest.approx(2 * 1.2 * 8 * 730))

@@ -27,10 +27,10 @@ from typing import Any
 
 import pytest
 
-from gpufleet import cost, report
-from gpufleet.diff import Op
-from gpufleet.digest import diff_digest
-from gpufleet.replacements import Effect
+from gpufleet.review import cost, report
+from gpufleet.review.diff import Op
+from gpufleet.review.digest import diff_digest
+from gpufleet.review.replacements import Effect
 
 OFFERS = Path(__file__).parent / "data" / "offers.csv"
 PROJECT = "urn:pulumi:aws-train::gpufleet"

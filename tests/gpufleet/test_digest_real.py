@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from gpufleet import comment, cost, report
 from gpufleet.cli import app
-from gpufleet.diff import Op
-from gpufleet.diff_cli import verdicts
-from gpufleet.digest import diff_digest
-from gpufleet.risk import risks
+from gpufleet.review import comment, cost, report
+from gpufleet.review.cli import verdicts
+from gpufleet.review.diff import Op
+from gpufleet.review.digest import diff_digest
+from gpufleet.review.risk import risks
 from tests.conftest import example_fleet
 
 DATA = Path(__file__).parent / "data"
@@ -154,8 +154,8 @@ def test_a_preview_without_same_steps_is_partial_and_skips_policies(prices: cost
 
 
 def test_gke_image_type_rolls_nodes_on_both_paths() -> None:
-    from gpufleet.capture import Resource
-    from gpufleet.diff import diff_resources
+    from gpufleet.engine.capture import Resource
+    from gpufleet.review.diff import diff_resources
 
     inputs = {"nodeConfig": {"machineType": "a3-megagpu-8g", "imageType": "COS_CONTAINERD"},
               "autoscaling": {"totalMaxNodeCount": 8}, "nodeLocations": ["us-central1-a"]}

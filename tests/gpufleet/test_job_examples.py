@@ -1,6 +1,6 @@
-"""The example jobs (gpufleet/jobs.py, examples/jobs/): each validates against its CRD digest and, pod template by
-pod template, against the Kubernetes OpenAPI (kubernetes-validate); carries what Kueue needs to admit it as one
-gang (queue label of an existing LocalQueue, its pod sets, a topology request on a level of the cluster's Topology);
+"""The example jobs (gpufleet/jobs/examples.py, examples/jobs/): each validates against its CRD digest and, pod
+template by pod template, against the Kubernetes OpenAPI (kubernetes-validate); carries what Kueue needs to admit it as
+one gang (queue label of an existing LocalQueue, its pod sets, a topology request on a level of the cluster's Topology);
 fits its team's nominal quota; has the fabric wiring of its cloud and the Lustre volume; and the checked-in files
 are what the CLI renders now."""
 
@@ -19,7 +19,7 @@ from components.k8s.inputs import AddonInputs
 from components.k8s.render import render
 from components.k8s.upstream.crd import problems
 from gpufleet.cli import app
-from gpufleet.jobs import JobsError, examples, pick
+from gpufleet.jobs.examples import JobsError, examples, pick
 from stacks.config import load_stack_file, stack_file
 
 ROOT = Path(__file__).resolve().parents[2]

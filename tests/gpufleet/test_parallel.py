@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from gpufleet import parallel
-from gpufleet.capture import ProgramError
-from gpufleet.preview import Preview
+from gpufleet.engine import parallel
+from gpufleet.engine.capture import ProgramError
+from gpufleet.engine.preview import Preview
 
 
 def fake_preview(name: str, stacks_dir: Path) -> Preview:  # FAKE: the first stack finishes last

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from gpufleet.cli import app
-from gpufleet.replacements import find_rule
+from gpufleet.review.replacements import find_rule
 from stacks.config import STACKS_DIR, stack_names
 
 OFFERS = Path(__file__).parent / "data" / "offers.csv"

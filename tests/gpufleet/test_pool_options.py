@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gpufleet import cost
-from gpufleet.capture import Resource
+from gpufleet.engine.capture import Resource
+from gpufleet.review import cost
 from policies.props import GKE_NODE_POOL, LAUNCH_TEMPLATE, node_pool
 
 NG = "aws:eks/nodeGroup:NodeGroup"
@@ -58,8 +58,8 @@ def test_gke_pool_options(node_config: dict, extra: dict, option: str) -> None:
 
 
 def test_the_pr_comment_states_the_price_date_and_warns_when_stale(prices: cost.Prices) -> None:
-    from gpufleet import comment, report
-    from gpufleet.diff import diff_resources
+    from gpufleet.review import comment, report
+    from gpufleet.review.diff import diff_resources
 
     head = [SUBNET, ng(16, "CAPACITY_BLOCK")]
     r = report.build(diff_resources("aws-train", [], head), prices)

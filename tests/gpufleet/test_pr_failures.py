@@ -13,10 +13,10 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from gpufleet import comment, cost, report
 from gpufleet.cli import app
-from gpufleet.diff import diff_documents
-from gpufleet.pr import failed
+from gpufleet.review import comment, cost, report
+from gpufleet.review.diff import diff_documents
+from gpufleet.review.pr import failed
 from stacks.config import STACKS_DIR
 from tests.gpufleet.gitrepo import commit_on_main_then_branch, git
 
@@ -95,7 +95,7 @@ def test_a_failed_program_is_a_failure_not_a_teardown() -> None:
 
 
 def test_base_cache_key_follows_content(tmp_path: Path) -> None:
-    from gpufleet.pr import cache_key
+    from gpufleet.review.pr import cache_key
 
     repo = _repo(tmp_path, ("dev", "aws-train"))
     first = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpufleet.preimport import component_packages, sdk_chains
+from gpufleet.engine.preimport import component_packages, sdk_chains
 from stacks.config import STACKS_DIR
 
 SOURCE = '''

@@ -8,8 +8,8 @@ from pathlib import Path
 import yaml
 from typer.testing import CliRunner
 
-from gpufleet.capture import SECRET_MASK, run_program
 from gpufleet.cli import app
+from gpufleet.engine.capture import SECRET_MASK, run_program
 from tests.conftest import example_fleet
 
 runner = CliRunner()

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import pytest
 
-from gpufleet.capture import Resource
-from gpufleet.diff import Op, diff_resources
-from gpufleet.replacements import Effect, classify
+from gpufleet.engine.capture import Resource
+from gpufleet.review.diff import Op, diff_resources
+from gpufleet.review.replacements import Effect, classify
 
 
 def kubeconfig(server: str, token: str = "t1", current: str = "ctx") -> str:

@@ -1,5 +1,5 @@
-"""The RayJob examples' image (gpufleet/ray_image.py): on a pool with a fabric, head and workers run the pool's image
-(the JobSet example's, which carries the fabric's NCCL needs) with exactly the Ray version of the pinned KubeRay's
+"""The RayJob examples' image (gpufleet/jobs/ray_image.py): on a pool with a fabric, head and workers run the pool's
+image (the JobSet example's, which carries the fabric's NCCL needs) with exactly the Ray version of the pinned KubeRay's
 sample installed by an init container before KubeRay's own; the command override annotation is set exactly where
 the command is overridden; --ray-image uses a prebuilt image and installs nothing; the generated Dockerfile builds
 FROM the pool image with the same pin. Expected values come from the kuberay-operator digest, KubeRay's source at
@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from components.catalog import Fabric
 from components.k8s import upstream
 from gpufleet.cli import app
-from gpufleet.ray_image import RayImageError, check_python, image_python, runtime
+from gpufleet.jobs.ray_image import RayImageError, check_python, image_python, runtime
 
 ROOT = Path(__file__).resolve().parents[2]
 CHECKED_IN = ROOT / "examples" / "jobs"
@@ -192,7 +192,7 @@ def test_a_ray_version_without_a_wheel_row_is_refused() -> None:
 
 
 def test_the_cli_refuses_a_pool_image_without_a_ray_wheel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("gpufleet.jobs.image", lambda cluster, pool: "r.example.com/i:1-py314-gpu")
+    monkeypatch.setattr("gpufleet.jobs.examples.image", lambda cluster, pool: "r.example.com/i:1-py314-gpu")
     result = runner.invoke(app, ["jobs", "examples", "--stack", "aws-train", "--out", str(tmp_path)])
     assert result.exit_code == 2
     assert "pool 'h100'" in result.output and "Python 3.14" in result.output and "--ray-image" in result.output

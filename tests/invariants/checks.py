@@ -13,8 +13,8 @@ from typing import Any
 
 from components.catalog import Cloud, Fabric, MachineType
 from components.validate import resolve
-from gpufleet.analyzer import PolicyPack, fleet_config
-from gpufleet.capture import Graph, Resource, run_program
+from gpufleet.checks.analyzer import PolicyPack, fleet_config
+from gpufleet.engine.capture import Graph, Resource, run_program
 from stacks.config import CONFIG_KEY
 from tests.invariants.fleets import machine_of
 

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 
-from gpufleet.analyzer import PolicyPack
+from gpufleet.checks.analyzer import PolicyPack
 
 _COMMON = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large],
            "derandomize": os.environ.get("GPUFLEET_HYPOTHESIS") != "explore"}  # as tests/conftest.py says

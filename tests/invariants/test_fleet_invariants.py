@@ -1,6 +1,6 @@
 """Any valid fleet is a good fleet: generated fleets on every cloud preview, pass every mandatory policy of the
-pack (over the analyzer gRPC protocol), conform to the installed provider SDKs' input types (gpufleet/conformance.py),
-and wire GPUs, interconnect and Kueue quotas as the catalogue says.
+pack (over the analyzer gRPC protocol), conform to the installed provider SDKs' input types
+(gpufleet/checks/conformance.py), and wire GPUs, interconnect and Kueue quotas as the catalogue says.
 
 `make test` runs a few generated fleets per cloud plus one fleet per cloud holding every catalogue machine type;
 `GPUFLEET_INVARIANTS=long` (``make bench``) runs many more.
@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from components.catalog import Cloud
 from components.errors import SpecError
 from components.validate import resolve
-from gpufleet.analyzer import PolicyPack
-from gpufleet.conformance import check_graph
+from gpufleet.checks.analyzer import PolicyPack
+from gpufleet.checks.conformance import check_graph
 from tests.invariants import checks
 from tests.invariants.conftest import PROFILE
 from tests.invariants.fleets import AZURE_GB200, capacity_types, fleets, gpu_machines, one_machine_fleet
@@ -137,7 +137,7 @@ def test_multi_zone_rdma_pools_each_get_their_zone_roce_network(pack: PolicyPack
     assert roce == ["europe-west4-a-vpc-roce", "europe-west4-b-vpc-roce"]
 
 
-# GPU machine types of the catalogue that neither capacity/data/offers.csv nor policies/data/on_demand_prices.csv
+# GPU machine types of the catalogue that neither capacity/data/offers.csv nor capacity/data/on_demand_prices.csv
 # prices at any option a pool may buy them with (found by these invariants on 2026-12-01): a fleet using one gets the
 # mandatory stack-monthly-budget verdict "cannot estimate the monthly cost" naming the pool. Pricing them is the price
 # snapshot's job and needs a citable source; this list may only shrink.

@@ -38,7 +38,7 @@ GKE_FLEX = "train-h100: 8 x a3-highgpu-8g (flex-start (Dynamic Workload Schedule
 AKS_CRG = "train-h100: 4 x Standard_ND96isr_H100_v5 (capacity reservation, sunk cost) at $88.00/h = $256,960"
 # dev stack (us-west-2): dev-l4-ng moved to p5.48xlarge on a capacity block, 4 nodes: $5 x 8 = $40/h (not the
 # $7 x 8 = $56 on-demand row); x 4 x 730 = $116,800. dev-system-ng: 2 x m7i.xlarge at $0.2016/h, the list price in
-# policies/data/on_demand_prices.csv (https://aws.amazon.com/ec2/pricing/on-demand/): 2 x 0.2016 x 730 = $294.34.
+# capacity/data/on_demand_prices.csv (https://aws.amazon.com/ec2/pricing/on-demand/): 2 x 0.2016 x 730 = $294.34.
 # Total $117,094.34.
 DEV_BLOCK = "dev-l4-ng: 4 x p5.48xlarge (EC2 Capacity Block for ML (prepaid), sunk cost) at $40.00/h = $116,800"
 DEV_SYSTEM = "dev-system-ng: 2 x m7i.xlarge (on-demand) at $0.20/h = $294"
@@ -53,7 +53,7 @@ FLEX = {"nodeConfig.flexStart": True}
 CRG = {"capacityReservationGroupId": "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/"
                                      "capacityReservationGroups/crg-train"}
 UNPRICED = ("cannot estimate the monthly cost: no price for a3-megagpu-8g (pool train-h100, on-demand, us-central1) "
-            f"in {TABLE} or policies/data/on_demand_prices.csv: add a row with its source (docs/capacity.md, Prices)")
+            f"in {TABLE} or capacity/data/on_demand_prices.csv: add a row with its source (docs/capacity.md, Prices)")
 
 CASES = [
     # on-demand at the pool's own region: below / at / above the estimate

@@ -16,7 +16,7 @@ def _aws_gpu_regions() -> list[str]:
 
 # The dev stack with its L4 pool moved to g6e.xlarge (L40S), priced from the bundled tables, figures by hand:
 # capacity/data/offers.csv has no g6e.xlarge row, so the spot pool is priced at the on-demand list price in
-# policies/data/on_demand_prices.csv (g6e.xlarge $1.861/h, m7i.xlarge $0.2016/h, us-east-1, both citing
+# capacity/data/on_demand_prices.csv (g6e.xlarge $1.861/h, m7i.xlarge $0.2016/h, us-east-1, both citing
 # https://aws.amazon.com/ec2/pricing/on-demand/) as an upper bound:
 # 4 x 1.861 x 730 = 5,434.12; 2 x 0.2016 x 730 = 294.34; total 5,728.46.
 OVER_BUDGET = ("estimated $5,728/month (every pool at its max nodes, 730 h) exceeds the budget of $2,000: "

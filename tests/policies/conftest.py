@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from gpufleet.analyzer import PolicyPack, Verdict, fleet_config
-from gpufleet.preview import preview_stack
+from gpufleet.checks.analyzer import PolicyPack, Verdict, fleet_config
+from gpufleet.engine.preview import preview_stack
 from stacks.config import STACKS_DIR
 from tests.policies import crafted
 from tests.policies.helpers import Base, judge

@@ -3,7 +3,7 @@ Azure translators land and their captured graphs replace these. Tests mutate the
 
 from __future__ import annotations
 
-from gpufleet.capture import Graph, Resource
+from gpufleet.engine.capture import Graph, Resource
 
 TAGS = {"team": "ml-platform", "cost-center": "cc-4100", "gpufleet-cluster": "train"}
 KMS = "projects/p/locations/us-central1/keyRings/train/cryptoKeys/data"

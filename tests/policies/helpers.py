@@ -7,8 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gpufleet.analyzer import PolicyConfig, PolicyPack, Verdict, merge_config
-from gpufleet.capture import Graph
+from gpufleet.checks.analyzer import PolicyConfig, PolicyPack, Verdict, merge_config
+from gpufleet.engine.capture import Graph
 
 DROP = object()  # a mutation value: delete the key (or, as the whole mutation, the resource)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gpufleet.analyzer import PolicyPack, merge_config
+from gpufleet.checks.analyzer import PolicyPack, merge_config
 from tests.policies.cases_boundaries import CASES as BOUNDARIES
 from tests.policies.cases_boundaries_catalog import CASES as CATALOG
 from tests.policies.cases_budget import CASES as BUDGET

@@ -11,8 +11,8 @@ import typer
 from rich.console import Console
 from typer.testing import CliRunner
 
-from gpufleet.analyzer import Level, PolicyPack, PolicyPackError, Verdict, load_config
-from gpufleet.policy_cli import policy_app, print_verdicts
+from gpufleet.checks.analyzer import Level, PolicyPack, PolicyPackError, Verdict, load_config
+from gpufleet.checks.cli import policy_app, print_verdicts
 from policies.pack import THEMES, all_policies
 from tests.policies import keys as k
 from tests.policies.conftest import Bases

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from gpufleet.analyzer import Level, PolicyPack, PolicyPackError, Verdict
-from gpufleet.capture import UNKNOWN_MASK
+from gpufleet.checks.analyzer import Level, PolicyPack, PolicyPackError, Verdict
+from gpufleet.engine.capture import UNKNOWN_MASK
 from policies.pack import all_policies
 from stacks.config import STACKS_DIR, stack_names
 from tests.policies import cases_cost, cases_gpu, cases_reliability, cases_security

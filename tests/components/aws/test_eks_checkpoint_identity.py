@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from components.aws.checkpoints import policy
-from gpufleet.capture import Graph
+from gpufleet.engine.capture import Graph
 from tests.conftest import Capture, example_fleet, of_type, one
 
 # https://docs.aws.amazon.com/eks/latest/userguide/pod-id-role.html: the trust policy's principal and actions
@@ -27,7 +27,7 @@ def _two_buckets() -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def graph() -> Graph:
-    from gpufleet.capture import run_program
+    from gpufleet.engine.capture import run_program
     from stacks.config import CONFIG_KEY
 
     return run_program("test", {CONFIG_KEY: _two_buckets()})

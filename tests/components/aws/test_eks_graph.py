@@ -52,8 +52,8 @@ def test_launch_template_has_one_interface_per_efa_card_in_order(capture: Captur
 
 def _refs(values: list[str], graph: Any) -> set[str]:
     """Security group ids in the captured inputs back to the resource keys that own them."""
-    from gpufleet.fakes.aws import ID_PREFIX
-    from gpufleet.fakes.base import hex_id
+    from gpufleet.engine.fakes.aws import ID_PREFIX
+    from gpufleet.engine.fakes.base import hex_id
 
     owners = {ID_PREFIX["aws:ec2/securityGroup:SecurityGroup"] + hex_id(r.type + r.name): r.key
               for r in of_type(graph, "ec2/securityGroup:SecurityGroup")}
@@ -90,7 +90,7 @@ def test_on_demand_efa_pool_gets_a_cluster_placement_group(capture: Capture) -> 
 
 
 def _suffix(name: str) -> str:
-    from gpufleet.fakes.base import hex_id
+    from gpufleet.engine.fakes.base import hex_id
 
     return hex_id("aws:ec2/placementGroup:PlacementGroup" + name, 7)
 

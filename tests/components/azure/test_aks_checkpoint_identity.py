@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from components.azure.roles import STORAGE_BLOB_DATA_CONTRIBUTOR
-from gpufleet.capture import Graph, run_program
+from gpufleet.engine.capture import Graph, run_program
 from stacks.config import CONFIG_KEY
 from tests.conftest import Capture, example_fleet, of_type, one
 

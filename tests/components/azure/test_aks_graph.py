@@ -9,7 +9,7 @@ import pytest
 
 from components import catalog
 from components.catalog import Cloud, Fabric
-from gpufleet.capture import Graph, run_program
+from gpufleet.engine.capture import Graph, run_program
 from stacks.config import CONFIG_KEY
 from tests.conftest import Capture, example_fleet, of_type, one
 

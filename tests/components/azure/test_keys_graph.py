@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from gpufleet.capture import Graph, Resource, run_program
-from gpufleet.fakes.azure import TENANT, identity_principal_id, service_principal_object_id
+from gpufleet.engine.capture import Graph, Resource, run_program
+from gpufleet.engine.fakes.azure import TENANT, identity_principal_id, service_principal_object_id
 from stacks.config import CONFIG_KEY
 from tests.conftest import Capture, example_fleet, of_type, one
 

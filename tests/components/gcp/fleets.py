@@ -10,7 +10,7 @@ import json
 from functools import cache
 from typing import Any
 
-from gpufleet.capture import Graph, run_program
+from gpufleet.engine.capture import Graph, run_program
 from stacks.config import CONFIG_KEY
 
 PROJECT = "ml-train-prod"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpufleet.capture import Graph, run_program
+from gpufleet.engine.capture import Graph, run_program
 from stacks.config import CONFIG_KEY
 from tests.conftest import Capture, example_fleet, of_type, one
 
@@ -27,7 +27,7 @@ def _tools_members(graph: Graph) -> list:
 
 
 def test_the_tools_principal_has_object_access_on_the_linked_bucket_only(graph: Graph) -> None:
-    from gpufleet.fakes.gcp import PROJECT_NUMBER
+    from gpufleet.engine.fakes.gcp import PROJECT_NUMBER
 
     [member] = _tools_members(graph)  # no project-level or key grant, none on the second bucket
     pool = one(graph, "container/cluster:Cluster", "train-gke").inputs["workloadIdentityConfig"]["workloadPool"]

@@ -12,7 +12,7 @@ import pytest
 from components.gcp.cluster import kubeconfig
 from components.gcp.storage import LustreArgs, ManagedLustre
 from components.spec import LustreSpec
-from gpufleet.mocks import FleetMocks
+from gpufleet.engine.mocks import FleetMocks
 from tests.components.gcp.fleets import PROJECT, VARIANT, ZOO, graph_of
 from tests.conftest import example_fleet, of_type, one
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpufleet.capture import Graph, Resource
+from gpufleet.engine.capture import Graph, Resource
 from tests.components.gcp.fleets import PROJECT, VARIANT, ZOO, graph_of
 from tests.conftest import of_type, one
 

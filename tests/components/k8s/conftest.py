@@ -9,7 +9,7 @@ import pytest
 
 from components.fleet import Cluster
 from components.validate import resolve
-from gpufleet.capture import Graph, Resource, run_program
+from gpufleet.engine.capture import Graph, Resource, run_program
 from stacks.config import CONFIG_KEY, stack_names
 from tests.conftest import example_fleet
 

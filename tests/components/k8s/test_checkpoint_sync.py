@@ -17,7 +17,7 @@ from components.k8s.inputs import AddonInputs, LustreVolume
 from components.k8s.render import render
 from components.k8s.upstream import crd
 from components.validate import resolve
-from gpufleet.capture import Graph
+from gpufleet.engine.capture import Graph
 from tests.components.k8s.validation import validate
 from tests.conftest import example_fleet
 

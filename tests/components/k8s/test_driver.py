@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from gpufleet.capture import Graph, Resource
+from gpufleet.engine.capture import Graph, Resource
 from tests.components.k8s.conftest import STACKS
 from tests.conftest import Capture, example_fleet, of_type
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpufleet.capture import Graph
+from gpufleet.engine.capture import Graph
 from tests.components.k8s.conftest import STACKS, clusters, kubernetes_objects
 from tests.conftest import of_type, one
 

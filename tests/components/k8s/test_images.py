@@ -12,7 +12,7 @@ import pytest
 
 from components.catalog import Cloud, Fabric, for_cloud, regions
 from components.k8s import healthgate, images
-from gpufleet.ray_image import RayImageError, check_python
+from gpufleet.jobs.ray_image import RayImageError, check_python
 from tests.components.k8s.conftest import STACKS, clusters
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -23,7 +23,7 @@ import pytest
 from components.k8s import installplans
 from components.k8s.inputs import AddonInputs
 from components.k8s.render import render
-from gpufleet.capture import Graph
+from gpufleet.engine.capture import Graph
 from tests.capacity.loopback import listening, self_signed
 from tests.components.k8s.conftest import STACKS, clusters, kubernetes_objects
 from tests.components.k8s.validation import validate

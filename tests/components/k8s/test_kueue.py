@@ -8,7 +8,7 @@ import pytest
 
 from components.errors import SpecError
 from components.validate import resolve
-from gpufleet.capture import Graph
+from gpufleet.engine.capture import Graph
 from tests.components.k8s.conftest import STACKS, clusters
 from tests.conftest import example_fleet, of_type
 

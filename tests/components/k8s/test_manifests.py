@@ -13,7 +13,7 @@ from components.k8s.interconnect import GpuNic, gpu_nic_names
 from components.k8s.render import render
 from components.k8s.storage import LustreVolume
 from components.validate import resolve
-from gpufleet.capture import Graph
+from gpufleet.engine.capture import Graph
 from tests.components.k8s.conftest import STACKS, as_object, clusters, kubernetes_objects
 from tests.components.k8s.validation import validate
 from tests.conftest import example_fleet

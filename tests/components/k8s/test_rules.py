@@ -16,7 +16,7 @@ from components.k8s.kueue import manager_config
 from components.k8s.nvidia import dcgm_metric_names
 from components.k8s.observability import dashboard_files
 from components.k8s.storage import CSI
-from gpufleet.capture import Graph
+from gpufleet.engine.capture import Graph
 from tests.components.k8s.conftest import DATA, STACKS
 from tests.components.k8s.promql import metric_names
 from tests.conftest import of_type

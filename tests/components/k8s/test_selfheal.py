@@ -24,7 +24,7 @@ from components.k8s.upstream.derive import config_keys
 from components.repair import cloud_repair, max_unhealthy_nodes
 from components.spec import CapacityType, SelfHealingSpec
 from components.validate import resolve
-from gpufleet.capture import Graph
+from gpufleet.engine.capture import Graph
 from tests.components.k8s.conftest import STACKS, clusters
 from tests.components.k8s.promql import metric_names
 from tests.conftest import example_fleet, of_type

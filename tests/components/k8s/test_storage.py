@@ -6,7 +6,7 @@ import pytest
 
 from components.k8s import probe
 from components.k8s.storage import csi_driver
-from gpufleet.capture import UNKNOWN_MASK, Graph
+from gpufleet.engine.capture import UNKNOWN_MASK, Graph
 from tests.components.k8s.conftest import STACKS, clusters
 from tests.conftest import of_type
 

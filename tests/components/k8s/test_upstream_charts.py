@@ -11,7 +11,7 @@ import pytest
 
 from components.k8s import charts, upstream
 from components.k8s.upstream.derive import chart_facts, unread_values
-from gpufleet.capture import Graph
+from gpufleet.engine.capture import Graph
 from tests.components.k8s.conftest import STACKS
 from tests.components.k8s.upstream_cases import rendered
 from tests.conftest import of_type

@@ -13,7 +13,7 @@ import pytest
 from components.catalog import Fabric
 from components.k8s import upstream
 from components.k8s.upstream.crd import problems
-from gpufleet.capture import SECRET_MASK, UNKNOWN_MASK, Graph
+from gpufleet.engine.capture import SECRET_MASK, UNKNOWN_MASK, Graph
 from tests.components.k8s.conftest import STACKS, as_object, kubernetes_objects
 from tests.components.k8s.upstream_cases import rendered
 from tests.components.k8s.validation import CORE_GROUPS as CORE

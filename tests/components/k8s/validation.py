@@ -8,7 +8,7 @@ from typing import Any
 import kubernetes_validate
 
 from components.k8s.upstream.crd import problems
-from gpufleet.capture import SECRET_MASK, UNKNOWN_MASK
+from gpufleet.engine.capture import SECRET_MASK, UNKNOWN_MASK
 
 CORE_GROUPS = ("v1", "apps/v1", "batch/v1", "storage.k8s.io/v1", "scheduling.k8s.io/v1", "rbac.authorization.k8s.io/v1")
 

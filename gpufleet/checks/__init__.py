@@ -1,0 +1,1 @@
+"""Checks on a captured graph: the policy pack over the analyzer gRPC protocol, and provider-schema conformance."""

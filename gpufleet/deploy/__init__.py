@@ -1,0 +1,1 @@
+"""The real engine: `pulumi up` / `pulumi preview` through the Automation API, for users with credentials."""

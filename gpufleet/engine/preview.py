@@ -1,0 +1,73 @@
+"""The offline preview of one stack: validate its fleet, run its program under mocks, summarise the graph.
+
+The JSON document (schema gpufleet.preview/v1) is documented in docs/preview-json.md; keep them in step.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from components.errors import SpecError
+from components.fleet import Fleet
+from gpufleet.checks.analyzer import fleet_config
+from gpufleet.engine.capture import Graph, run_program
+from stacks.config import display, load_stack, stack_file
+
+SCHEMA = "gpufleet.preview/v1"
+
+
+@dataclass
+class Preview:
+    stack: str
+    graph: Graph | None = None
+    fleet: Fleet | None = None
+    errors: list[str] = field(default_factory=list)
+    source: str | None = None  # the stack file as notes name it
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def gpus(self) -> dict[str, int]:
+        """GPUs by model at every pool's nodes.max: what quotas and budgets must cover."""
+        total: Counter[str] = Counter()
+        for cluster in self.fleet.clusters if self.fleet else ():
+            total.update(cluster.gpus_by_model())
+        return dict(sorted(total.items()))
+
+    def notes(self) -> list[str]:
+        """What validation decided for the user (a GPU family resolved to its default product), one line each."""
+        return [n.render(self.source) for n in self.fleet.notes] if self.fleet else []
+
+    def counts_by_type(self) -> dict[str, int]:
+        resources = self.graph.resources if self.graph else []
+        return dict(sorted(Counter(r.type for r in resources).items()))
+
+    def document(self) -> dict[str, Any]:
+        resources = self.graph.resources if self.graph else []
+        return {
+            "schema": SCHEMA,
+            "project": self.graph.project if self.graph else "gpufleet",
+            "stack": self.stack,
+            "resources": [{"type": r.type, "name": r.name, "parent": r.parent, "custom": r.custom,
+                           "inputs": r.inputs, "dependencies": r.dependencies, "provider": r.provider}
+                          for r in resources],
+            "summary": {"resources": len(resources), "gpus": self.gpus()},
+            "notes": self.notes(),
+            "policy_config": fleet_config(self.fleet) if self.fleet else {},
+            "errors": self.errors,
+        }
+
+
+def preview_stack(stack: str, stacks_dir: Path) -> Preview:
+    """Never raises for bad config: problems land in ``errors`` and nothing is registered."""
+    path = stack_file(stack, stacks_dir)
+    try:
+        config, fleet = load_stack(path)
+    except SpecError as err:
+        return Preview(stack=stack, errors=[p.render(err.source) for p in err.problems])
+    return Preview(stack=stack, graph=run_program(stack, config), fleet=fleet, source=display(path))
+

@@ -1,0 +1,56 @@
+"""Terminal rendering of previews with rich: notes, the resource tree, counts by type, GPUs by model, errors."""
+
+from __future__ import annotations
+
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.tree import Tree
+
+from gpufleet.engine.capture import Resource
+from gpufleet.engine.preview import Preview
+
+
+def resource_tree(preview: Preview) -> Tree:
+    root = Tree(f"[bold]stack {preview.stack}[/]")
+    resources = preview.graph.resources if preview.graph else []
+    nodes: dict[str | None, Tree] = {None: root}
+    for r in resources:  # tree order: parents come first
+        parent = nodes.get(r.parent, root)
+        nodes[r.key] = parent.add(_label(r))
+    return root
+
+
+def _label(r: Resource) -> str:
+    if r.custom:
+        return f"{r.name} [dim]{r.type}[/]"
+    return f"[bold cyan]{r.name}[/] [cyan]{r.type}[/]"
+
+
+def summary_tables(preview: Preview) -> Group:
+    counts = Table(title=f"stack {preview.stack}: resources by type", show_edge=False, min_width=48)
+    counts.add_column("type")
+    counts.add_column("count", justify="right")
+    for kind, n in preview.counts_by_type().items():
+        counts.add_row(kind, str(n))
+    counts.add_row("[bold]total[/]", f"[bold]{sum(preview.counts_by_type().values())}[/]")
+    gpus = Table(title=f"stack {preview.stack}: GPUs by model (at nodes.max)", show_edge=False, min_width=48)
+    gpus.add_column("GPU")
+    gpus.add_column("GPUs", justify="right")
+    for model, n in preview.gpus().items():
+        gpus.add_row(model, f"{n:,}")
+    return Group(counts, gpus)
+
+
+def print_preview(console: Console, preview: Preview, *, tree: bool = True) -> None:
+    if not preview.ok:
+        body = "\n".join(f"• {e}" for e in preview.errors)
+        console.print(Panel(body, title=f"[red]stack {preview.stack}: invalid fleet — nothing was built[/]",
+                            border_style="red"))
+        return
+    if preview.notes():
+        console.print(Panel("\n".join(f"• {n}" for n in preview.notes()), title=f"stack {preview.stack}: notes",
+                            border_style="blue"))
+    if tree:
+        console.print(resource_tree(preview))
+    console.print(summary_tables(preview))

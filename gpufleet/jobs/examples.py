@@ -1,0 +1,225 @@
+"""Example training jobs generated from a fleet: for each job operator a cluster installs (``addons.operators``), an
+8-node PyTorch job on one of its GPU pools, ready for ``kubectl create -f``: the pool's GPUs, fabric devices and
+fabric wiring (``components.k8s.training``), the team's Lustre volume with checkpoints under its export path,
+the team's queue label and a topology request, so Kueue admits it as one gang in one network domain.
+
+``gpufleet jobs examples`` writes them; ``examples/jobs/<stack>/`` holds those of the bundled stacks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import yaml
+
+from components.fleet import Cluster, Pool
+from components.k8s import upstream
+from components.k8s.healthgate import image
+from components.k8s.kueue import PRIORITIES, gpu_shares
+from components.k8s.model import Obj
+from components.k8s.operators import TRAINER_API, runtime_name
+from components.k8s.training import Wiring, container, queue_label, template, topology_request, wiring
+from components.spec import KueueTeam
+from gpufleet.jobs.ray_image import RayImageError, RayRuntime, dockerfile, runtime, with_ray
+
+NODES = 8
+PORT = 29500
+PRIORITY = PRIORITIES[1].name  # experiment: research work, preemptible by production training
+SCRIPT = "/lustre/code/train.py"  # the user's training script; any path the pods can read
+
+
+class JobsError(Exception):
+    """A stack whose clusters cannot run the example (no operator, no pool or team big enough, no Lustre)."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where an example runs: a pool of the cluster, on behalf of a team whose quota holds the whole gang."""
+
+    cluster: Cluster
+    pool: Pool
+    team: KueueTeam
+    ray_image: str | None = None  # a prebuilt Ray image for the RayJob (--ray-image); None: gpufleet/jobs/ray_image.py
+
+    @property
+    def gpus(self) -> int:
+        return NODES * self.pool.machine.gpus
+
+    def job(self, kind: str) -> str:
+        return f"{kind}-{self.pool.name}"
+
+    def metadata(self, kind: str) -> Obj:
+        return {"name": self.job(kind), "namespace": self.team.name, "labels": {queue_label(): self.team.name}}
+
+
+def pick(cluster: Cluster, pool: str | None = None, team: str | None = None) -> Target:
+    """The first pool (or the named one) with NODES nodes and a team (or the named one) whose nominal quota in that
+    pool's ResourceFlavor holds NODES whole nodes; JobsError saying what is missing otherwise."""
+    if cluster.spec.storage.lustre is None:
+        raise JobsError(f"cluster {cluster.name!r}: the examples checkpoint to Lustre; the stack has no "
+                        "storage.lustre")
+    pools = [p for p in cluster.pools if pool in (None, p.name)]
+    if not pools:
+        raise JobsError(f"cluster {cluster.name!r} has no GPU pool {pool!r}; pools: "
+                        f"{', '.join(p.name for p in cluster.pools) or '(none)'}")
+    shares = gpu_shares(cluster)
+    teams = [t for t in cluster.spec.addons.kueue_teams if team in (None, t.name)]
+    for p in pools:
+        if p.spec.nodes.max < NODES:
+            continue
+        for t in teams:
+            if shares[t.name][p.name] >= NODES * p.machine.gpus:
+                return Target(cluster, p, t)
+    raise JobsError(f"cluster {cluster.name!r}: no pool with at least {NODES} nodes where a team's quota holds "
+                    f"{NODES} whole nodes (pools {', '.join(p.name for p in pools)}; teams "
+                    f"{', '.join(t.name for t in teams) or '(none)'}): raise a pool's nodes.max or a team's gpus")
+
+
+def _torchrun(t: Target, rank: str, master: str) -> str:
+    return (f"torchrun --nnodes={NODES} --nproc-per-node={t.pool.machine.gpus} --node-rank={rank} "
+            f"--master-addr={master} --master-port={PORT} {SCRIPT} --checkpoint-dir=$CHECKPOINT_DIR")
+
+
+def jobset(t: Target) -> Obj:
+    """One replicated job of NODES indexed pods; pod 0 is the rendezvous (JobSet's headless service gives each
+    pod the DNS name <jobset>-<job>-<job index>-<pod index>.<jobset>)."""
+    name = t.job("jobset")
+    w = wiring(t.cluster, t.pool, name)
+    command = _torchrun(t, "$JOB_COMPLETION_INDEX", f"{name}-node-0-0.{name}")
+    pod = template(w, topology_request(t.cluster), [{**container(w, "pytorch", command),
+                                                     "ports": [{"containerPort": PORT}]}])
+    pod["spec"]["priorityClassName"] = PRIORITY
+    return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": t.metadata("jobset"), "spec": {
+        "failurePolicy": {"maxRestarts": 3}, "network": {"enableDNSHostnames": True},
+        "replicatedJobs": [{"name": "node", "replicas": 1, "template": {"spec": {
+            "parallelism": NODES, "completions": NODES, "completionMode": "Indexed", "backoffLimit": 0,
+            "template": pod}}}]}}
+
+
+def _kuberay(name: str) -> str:
+    return str(upstream.digest("kuberay-operator")["constants"]["ray-operator/controllers/ray/utils/constant.go"][name])
+
+
+def ray_runtime(t: Target) -> RayRuntime:
+    try:
+        return runtime(image(t.cluster, t.pool), t.pool.fabric, t.ray_image)
+    except RayImageError as err:
+        raise JobsError(f"cluster {t.cluster.name!r}, pool {t.pool.name!r}: {err}") from None
+
+
+def _ray_worker(t: Target, w: Wiring) -> Obj:
+    """The worker group's pod. A fabric whose NCCL settings come from a sourced script (TCPXO, gIB) needs it run
+    before ``ray start`` (Ray's workers inherit its env), which KubeRay's generated command cannot do: the command
+    is overridden (KubeRay's annotation, on this pod template only) to run the script, then the generated start
+    command KubeRay leaves in the env, after the open-file limit KubeRay's own command sets (common/pod.go)."""
+    ray = container(w, "ray-worker", None)
+    annotations = topology_request(t.cluster)
+    if w.prelude:
+        ray["command"] = ["/bin/bash", "-c", f"ulimit -n 65536; {w.prelude}${_kuberay('KUBERAY_GEN_RAY_START_CMD')}"]
+        annotations = {**annotations, _kuberay("RayOverwriteContainerCmdAnnotationKey"): "true"}
+    worker = template(w, annotations, [ray], restart=None)
+    worker["spec"]["priorityClassName"] = PRIORITY
+    return worker
+
+
+def rayjob(t: Target) -> Obj:
+    """A Ray cluster of one head and NODES GPU workers for one Ray Train run (a TorchTrainer over NODES x GPUs
+    workers); KubeRay deletes the cluster when the job ends. Kueue admits head and workers as one workload. Head and
+    workers run one image and one Ray version (``ray_runtime``: the pool's image with Ray on a fabric pool)."""
+    name = t.job("ray")
+    rt = ray_runtime(t)
+    w = replace(wiring(t.cluster, t.pool, name), image=rt.image)
+    head = {"spec": {"priorityClassName": PRIORITY, "containers": [{
+        "name": "ray-head", "image": w.image, "resources": {"limits": {"cpu": "8", "memory": "32Gi"},
+                                                            "requests": {"cpu": "8", "memory": "32Gi"}},
+        "volumeMounts": [{"name": "lustre", "mountPath": "/lustre"}]}],
+        "volumes": [v for v in w.volumes if v["name"] == "lustre"]}}
+    entrypoint = (f"python {SCRIPT} --num-workers={t.gpus} --use-gpu "
+                  f"--checkpoint-dir={w.checkpoints}")
+    spec: Obj = {"entrypoint": entrypoint, "shutdownAfterJobFinishes": True, "ttlSecondsAfterFinished": 3600}
+    if rt.install:  # the default submitter pod would run the head's image, which has no Ray outside the volume
+        spec["submissionMode"] = "HTTPMode"
+    spec["rayClusterSpec"] = {
+        "rayVersion": rt.version,
+        "headGroupSpec": {"rayStartParams": {}, "template": with_ray(rt, head)},
+        "workerGroupSpecs": [{"groupName": t.pool.name, "replicas": NODES, "minReplicas": NODES,
+                              "maxReplicas": NODES, "rayStartParams": {},
+                              "template": with_ray(rt, _ray_worker(t, w))}]}
+    return {"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": t.metadata("ray"), "spec": spec}
+
+
+def trainjob(t: Target) -> Obj:
+    """A TrainJob on the pool's PyTorch runtime (``torch-<pool>``, installed with the Trainer: it carries the
+    fabric wiring, Lustre, topology request and priority); the Trainer sets torchrun's rendezvous (PET_* env)."""
+    name = t.job("train")
+    w = wiring(t.cluster, t.pool, name)
+    command = f"{w.prelude}torchrun {SCRIPT} --checkpoint-dir=$CHECKPOINT_DIR"
+    return {"apiVersion": TRAINER_API, "kind": "TrainJob", "metadata": t.metadata("train"), "spec": {
+        "runtimeRef": {"name": runtime_name("torch", t.pool), "kind": "ClusterTrainingRuntime",
+                       "apiGroup": TRAINER_API.split("/")[0]},
+        "trainer": {"image": w.image, "command": ["/bin/bash", "-c", command], "numNodes": NODES,
+                    "numProcPerNode": t.pool.machine.gpus, "resourcesPerNode": {"limits": dict(w.limits)},
+                    "env": [e for e in w.env if e["name"] == "CHECKPOINT_DIR"]}}}
+
+
+# operator -> (file stem, builder)
+EXAMPLES: dict[str, tuple[str, Callable[[Target], Obj]]] = {
+    "kuberay": ("rayjob", rayjob), "jobset": ("jobset", jobset), "trainer": ("trainjob", trainjob)}
+
+
+def examples(cluster: Cluster, pool: str | None = None, team: str | None = None,
+             ray_image: str | None = None) -> dict[str, Obj]:
+    """File name -> job, one per operator the cluster installs."""
+    return {name: job for name, (job, _) in _rendered(cluster, pool, team, ray_image).items()}
+
+
+def _rendered(cluster: Cluster, pool: str | None, team: str | None,
+              ray_image: str | None) -> dict[str, tuple[Obj, Target]]:
+    if not cluster.spec.addons.operators:
+        raise JobsError(f"cluster {cluster.name!r} installs no job operator: list some under addons.operators "
+                        "(kuberay, jobset, trainer)")
+    target = replace(pick(cluster, pool, team), ray_image=ray_image)
+    return {f"{cluster.name}-{EXAMPLES[op][0]}.yaml": (EXAMPLES[op][1](target), target)
+            for op in cluster.spec.addons.operators}
+
+
+def document(stack: str, job: Obj) -> str:
+    """The YAML a user submits, under a header saying where it came from and how to run it."""
+    meta = job["metadata"]
+    header = (f"# Generated from stack {stack} by `gpufleet jobs examples --stack {stack}`: do not edit, regenerate.\n"
+              f"# Submit: kubectl create -f <this file>; Kueue admits it from queue {meta['namespace']} "
+              f"(namespace {meta['namespace']}) as one gang.\n")
+    return header + yaml.safe_dump(job, sort_keys=False, width=120)
+
+
+def files(stack: str, cluster: Cluster, pool: str | None = None, team: str | None = None,
+          ray_image: str | None = None) -> dict[str, str]:
+    """File name -> text: the cluster's examples and, when its RayJob installs Ray at pod start, the Dockerfile
+    of the image that makes that install unnecessary (``<cluster>-ray.Dockerfile``, for ``--ray-image``)."""
+    out = {}
+    for name, (job, target) in _rendered(cluster, pool, team, ray_image).items():
+        out[name] = document(stack, job)
+        if job["kind"] == "RayJob" and (rt := ray_runtime(target)).install:
+            out[f"{cluster.name}-ray.Dockerfile"] = dockerfile(stack, cluster.name, target.pool.name,
+                                                                       rt.image, rt.version)
+    return out
+
+
+def write(stack: str, clusters: tuple[Cluster, ...], out: Path, pool: str | None = None,
+          team: str | None = None, ray_image: str | None = None) -> list[Path]:
+    """Every cluster's examples under out/<stack>/; the paths written."""
+    running = [c for c in clusters if c.spec.addons.operators]
+    if not running:
+        raise JobsError(f"stack {stack}: no cluster installs a job operator: list some under "
+                        "clusters[*].addons.operators (kuberay, jobset, trainer)")
+    written = []
+    target = out / stack
+    target.mkdir(parents=True, exist_ok=True)
+    for cluster in running:
+        for name, text in files(stack, cluster, pool, team, ray_image).items():
+            path = target / name
+            path.write_text(text)
+            written.append(path)
+    return written

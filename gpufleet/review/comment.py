@@ -1,0 +1,165 @@
+"""The Markdown pull-request comment: a marker, a one-line headline, GPU disruption risk first, a table per stack,
+and collapsible details (changed paths with their sources, cost per pool, policy verdicts).
+
+GitHub refuses comments over 65,536 characters; the comment stays within ``LIMIT`` and says so when it cut.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from gpufleet.engine.capture import Resource
+from gpufleet.review import cost
+from gpufleet.review.diff import Change, Op
+from gpufleet.review.replacements import Effect, get_path
+from gpufleet.review.report import StackReport, cost_headline, failed, headline, prices_staleness
+from gpufleet.review.risk import Risk
+
+MARKER = "<!-- gpufleet-pr-comment -->"
+LIMIT = 65_000
+TRUNCATED = "\n\n> **Truncated**: this comment was cut at {limit:,} characters ({total:,} in full). Run " \
+            "`gpufleet pr --format json` (or `gpufleet diff`) for the whole report.\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _risk_section(reports: Sequence[StackReport]) -> list[str]:
+    found = sorted((k for r in reports for k in r.risks), key=Risk.sort_key)
+    if not found:
+        return ["No GPU node pool, Lustre file system or checkpoint bucket is replaced, rolled or drained.", ""]
+    lines = ["### ⚠️ GPU disruption risk", ""]
+    for k in found:
+        lines += [f"- **{k.headline}** — {_cell(k.cause)}", f"  {k.impact}"]
+    return [*lines, ""]
+
+
+def _stack_table(r: StackReport) -> list[str]:
+    counts = ", ".join(f"{n} to {op}" for op, n in r.diff.counts().items() if n) or "no changes"
+    lines = [f"### Stack `{r.stack}` — {counts}", ""]
+    lines += [f"> ⚠️ engine {_cell(w)}" for w in r.diff.warnings] + ([""] if r.diff.warnings else [])
+    if r.diff.partial:
+        lines += ["> The real preview lists only changed resources (it ran without `--show-sames`): the totals "
+                  "below cover the changed pools only, and the policy pack was not run on a partial graph.", ""]
+    lines += [f"Monthly cost: {cost.money(r.before)} → {cost.money(r.after)} ({cost.money_delta(r.before, r.after)})",
+              ""]
+    if r.diff.changes:
+        lines += ["| action | resource | type | changed inputs |", "|---|---|---|---|"]
+        for group in groups(r.diff.changes):
+            c = group[0]
+            paths = ", ".join(f"`{p.path}`" for p in c.paths[:6]) + (" …" if len(c.paths) > 6 else "")
+            if len(group) == 1:
+                lines.append(f"| {c.label} | `{c.name}` | `{c.type}` | {_cell(paths)} |")
+            else:
+                types = sorted({g.type for g in group})
+                lines.append(f"| {c.label} on {len(group)} | {_names(group)} | "
+                             f"{', '.join(f'`{t}`' for t in types[:3])}{' …' if len(types) > 3 else ''} | "
+                             f"{_cell(paths)} (the same change on each) |")
+        lines.append("")
+    return lines
+
+
+def _names(group: Sequence[Change], shown: int = 4) -> str:
+    names = [f"`{g.name}`" for g in group[:shown]]
+    return f"{len(group)} resources: " + ", ".join(names) + (f" and {len(group) - shown} more" if len(group) > shown
+                                                              else "")
+
+
+def groups(changes: Sequence[Change]) -> list[list[Change]]:
+    """Identical in-place updates (the same paths changed from the same old to the same new values, e.g. one fleet
+    tag added to every tagged resource) grouped, in first-seen order; every other change stands alone."""
+    out: dict[object, list[Change]] = {}
+    for c in changes:
+        key: object = id(c)
+        if c.op is Op.UPDATE and c.paths and all(p.effect is Effect.IN_PLACE for p in c.paths):
+            key = (c.label, tuple((p.path, _json(c.old, p.path), _json(c.new, p.path)) for p in c.paths))
+        out.setdefault(key, []).append(c)
+    return list(out.values())
+
+
+def _json(r: Resource | None, path: str) -> str:
+    return json.dumps(get_path(r.inputs if r else {}, path), sort_keys=True)
+
+
+def _details(r: StackReport) -> list[str]:
+    """Collapsible blocks, each only when it has something in it."""
+    lines: list[str] = []
+    if any(c.paths for c in r.diff.changes):
+        lines += ["<details><summary>Details: changed inputs and why they replace</summary>", ""]
+        for group in groups(r.diff.changes):
+            c = group[0]
+            who = f"`{c.name}`" if len(group) == 1 else _names(group)
+            for p in c.paths:
+                why = f"{p.effect.value}" + (f" — {p.note}" if p.note else "") + (
+                    f" ([source]({p.source}))" if p.source.startswith("http") else "")
+                lines.append(f"- {who} `{p.path}`: {_cell(why)}")
+        lines += ["", "</details>", ""]
+    if r.before or r.after:
+        lines += [f"<details><summary>Cost per pool ({cost.HOURS_PER_MONTH}-hour month, every pool at its max "
+                  "nodes)</summary>", "", "| when | pool | machine | nodes | GPUs | option | $/node-h | $/month |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for when, pools in (("before", r.before), ("after", r.after)):
+            for c in pools:
+                price = c.hidden or (f"{c.usd_per_node_hour:,.2f}" if c.usd_per_node_hour is not None
+                                     else "unpriced")
+                lines.append(f"| {when} | `{c.key.split('::')[-1]}` | {c.machine_type} | {c.nodes} | {c.gpus} "
+                             f"{c.gpu} | {c.label} | {price} | {c.hidden or f'{c.monthly_usd:,.0f}'} |")
+        lines += ["", "</details>", ""]
+    return lines + _policy(r)
+
+
+def _policy(r: StackReport) -> list[str]:
+    if not r.verdicts:
+        return [f"Policy: {r.policy_note or 'no violations on the head graph.'}", ""]
+    title = f"Policy verdicts on the head graph: {len(r.new_verdicts)} new, {len(r.verdicts)} in all"
+    lines = [f"<details{' open' if r.new_verdicts else ''}><summary>{title}</summary>", ""]
+    for v in r.verdicts:
+        tag = "**new** " if v in r.new_verdicts else ""
+        lines.append(f"- {tag}{v.level} `{v.policy}` {('on `' + v.resource + '`') if v.resource else ''}: "
+                     f"{_cell(v.message)}")
+    return [*lines, "", "</details>", ""]
+
+
+def _failures(reports: Sequence[StackReport]) -> list[str]:
+    lines: list[str] = []
+    for r in failed(reports):
+        lines += [f"### ❌ Stack `{r.stack}` could not be previewed", "",
+                  "Nothing below compares this stack: its resources, cost and policy verdicts are unknown until "
+                  "these errors are fixed.", "", *(f"- {_cell(p)}" for p in r.diff.problems), ""]
+    return lines
+
+
+def render(reports: Sequence[StackReport], limit: int = LIMIT) -> str:
+    """The whole comment, at most ``limit`` characters, starting with the marker; failed stacks first."""
+    ok = [r for r in reports if not r.diff.failed]
+    lines = [MARKER, f"## {headline(reports)}", "", *_failures(reports)]
+    if failed(reports) and ok:
+        lines += [f"**{cost_headline(ok)}** (the stacks that previewed)", ""]
+    age = prices_staleness(reports)
+    sources = ", ".join(sorted({r.diff.source for r in reports})) or "no stacks"
+    lines += [f"_gpufleet pull-request preview: {cost.HOURS_PER_MONTH}-hour month, prices from the snapshot as of "
+              f"{age.as_of or 'an unstated date'}; {sources}._", ""]
+    if age.warning:
+        lines += [f"> **Warning:** {age.warning}", ""]
+    if ok:
+        lines += _risk_section(ok)
+    for r in ok:
+        lines += _stack_table(r)
+    for r in ok:
+        lines += [f"#### `{r.stack}` details", "", *_details(r)]
+    return truncate("\n".join(lines), limit)
+
+
+def truncate(text: str, limit: int = LIMIT) -> str:
+    if len(text) <= limit:
+        return text
+    note = TRUNCATED.format(limit=limit, total=len(text))
+    cut = text[: limit - len(note)]
+    cut = cut[: cut.rfind("\n")] if "\n" in cut else cut
+    if cut.count("<details") > cut.count("</details>"):
+        closing = "\n</details>"
+        cut = cut[: limit - len(note) - len(closing)]
+        cut = cut[: cut.rfind("\n")] + closing
+    return cut + note

@@ -1,0 +1,155 @@
+"""Monthly cost of a stack's node pools, from its resources (captured graph or engine state) and the price table.
+
+One model: every node pool at its max nodes, 730 hours a month (8,760 h / 12), priced per node-hour by
+capacity.prices.table.Prices.price at the option the pool buys (read from the pool's resources, policies.props).
+The budget policy prices pools through the same function, so both agree. Reservations and capacity blocks are
+prepaid: a pool that keeps one but shrinks still pays for the nodes it had.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from capacity.prices.table import HOURS_PER_MONTH, PREPAID, Prices, option_label
+from gpufleet.engine.capture import SECRET_MASK, UNKNOWN_MASK, Resource
+from policies.props import (
+    AKS_AGENT_POOL,
+    AWS_PROVIDER,
+    EKS_NODE_GROUP,
+    GKE_NODE_POOL,
+    LAUNCH_TEMPLATE,
+    NODE_POOLS,
+    NodePool,
+    get,
+    node_pool,
+    pool_region,
+    reserved_by_template,
+)
+
+
+@dataclass(frozen=True)
+class PoolCost:
+    key: str
+    cloud: str
+    region: str | None
+    machine_type: str
+    nodes: int
+    gpus: int
+    gpu: str
+    option: str
+    usd_per_node_hour: float | None  # None: no price in the snapshot, or the pool's size or machine is unknown
+    source: str
+    hidden: str = ""  # "[unknown]" / "[secret]": a sizing input the preview cannot see; the cost is unknown
+    paid_nodes: int | None = None  # prepaid options: the nodes still paid for (None: nodes)
+
+    @property
+    def monthly_usd(self) -> float:
+        nodes = self.nodes if self.paid_nodes is None else self.paid_nodes
+        return (self.usd_per_node_hour or 0.0) * nodes * HOURS_PER_MONTH
+
+    @property
+    def label(self) -> str:
+        """The option as the cloud sells it, e.g. "EC2 Capacity Block for ML (prepaid)"."""
+        return option_label(self.cloud, self.option)
+
+
+def pool_option(r: Resource, by_key: Mapping[str, Resource]) -> str:
+    """The offers.csv option a pool buys; an EKS pool on a reservation shows it in its launch template."""
+    pool = node_pool(r.type, r.inputs)
+    capacity = pool.capacity if pool else "on_demand"
+    templates = [by_key[d].inputs for d in r.dependencies if d in by_key and by_key[d].type == LAUNCH_TEMPLATE]
+    if capacity == "on_demand" and any(reserved_by_template(t) for t in templates):
+        return "reservation"
+    return capacity
+
+
+def _region(r: Resource, by_key: Mapping[str, Resource]) -> str | None:
+    deps = [(by_key[d].type, by_key[d].inputs) for d in r.dependencies if d in by_key]
+    providers = [p.inputs for p in by_key.values() if p.type == AWS_PROVIDER]
+    return pool_region(r.type, r.inputs, deps, providers)
+
+
+# The inputs that size and price a pool: a masked value in any of them makes the pool's cost unknown.
+SIZING = {EKS_NODE_GROUP: ("instanceTypes", "scalingConfig", "capacityType"),
+          GKE_NODE_POOL: ("nodeConfig.machineType", "nodeConfig.spot", "nodeConfig.preemptible", "autoscaling",
+                          "nodeCount", "initialNodeCount", "nodeLocations", "nodeConfig.flexStart",
+                          "nodeConfig.reservationAffinity", "queuedProvisioning"),
+          AKS_AGENT_POOL: ("vmSize", "count", "maxCount", "enableAutoScaling", "scaleSetPriority",
+                           "capacityReservationGroupId")}
+_CLOUDS = {"aws": "aws", "gcp": "gcp", "azure-native": "azure"}
+
+
+def hidden_value(value: Any) -> str:
+    """The mask ("[unknown]" or "[secret]") found anywhere in ``value``, else ""."""
+    if value in (UNKNOWN_MASK, SECRET_MASK):
+        return str(value)
+    children = value.values() if isinstance(value, Mapping) else value if isinstance(value, list) else ()
+    return next((m for m in map(hidden_value, children) if m), "")
+
+
+def read_pool(type_: str, inputs: Mapping[str, Any]) -> tuple[NodePool | None, str]:
+    """(the pool, "") or (None, mask) when a sizing input is unknown or secret: never a guessed $0 or 0 nodes."""
+    hidden = next((m for m in (hidden_value(get(inputs, p)) for p in SIZING.get(type_, ())) if m), "")
+    if hidden:
+        return None, hidden
+    return (node_pool(type_, inputs) if type_ in NODE_POOLS else None), ""
+
+
+def pool_costs(resources: Sequence[Resource], prices: Prices, base: Sequence[PoolCost] = ()) -> list[PoolCost]:
+    """Every pool's cost; with ``base`` (the same stack before a change), a prepaid pool that shrinks keeps
+    paying for the nodes it had."""
+    by_key = {r.key: r for r in resources}
+    before = {c.key: c for c in base}
+    out = []
+    for r in resources:
+        pool, hidden = read_pool(r.type, r.inputs)
+        if hidden:
+            out.append(PoolCost(r.key, _CLOUDS.get(r.type.split(":")[0], r.type), None, hidden, 0, 0, "", hidden,
+                                None, f"{hidden} until the preview is applied: the pool's machine type or size is "
+                                "not known", hidden))
+            continue
+        if pool is None or not pool.machine_types:
+            continue
+        machine, region, option = pool.machine_types[0], _region(r, by_key), pool_option(r, by_key)
+        offer = prices.price(pool.cloud.value, region, machine, option)
+        model = pool.machine.gpu if pool.machine else ""
+        old = before.get(r.key)
+        paid = None
+        if option in PREPAID and old and (old.machine_type, old.option) == (machine, option):
+            paid = max(pool.max_nodes, old.paid_nodes if old.paid_nodes is not None else old.nodes)
+        out.append(PoolCost(r.key, pool.cloud.value, region, machine, pool.max_nodes,
+                            pool.max_nodes * pool.gpus_per_node, model, option,
+                            offer.usd_per_node_hour if offer else None, offer.source if offer else "no offer",
+                            paid_nodes=paid))
+    return out
+
+
+def total(costs: Iterable[PoolCost]) -> float:
+    """USD per month of the pools whose cost is known (see ``hidden``)."""
+    return sum(c.monthly_usd for c in costs)
+
+
+def money(costs: Sequence[PoolCost]) -> str:
+    """"$1,234" per month, or "unknown (pools ...)" when a pool's size or machine type is masked."""
+    hid = hidden(costs)
+    return f"unknown ({', '.join(hid)}: not known until apply)" if hid else f"${total(costs):,.0f}"
+
+
+def money_delta(before: Sequence[PoolCost], after: Sequence[PoolCost]) -> str:
+    if hidden([*before, *after]):
+        return "change unknown"
+    return f"{total(after) - total(before):+,.0f} USD"
+
+
+def hidden(costs: Iterable[PoolCost]) -> list[str]:
+    """Pools whose cost is unknown (a masked machine type or size), by name."""
+    return sorted({c.key.split("::")[-1] for c in costs if c.hidden})
+
+
+def by_cloud(costs: Iterable[PoolCost]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for c in costs:
+        out[c.cloud] = out.get(c.cloud, 0.0) + c.monthly_usd
+    return dict(sorted(out.items()))

@@ -1,0 +1,249 @@
+"""`gpufleet pr`: from a git checkout, preview the merge base (through a git worktree) and the working tree for
+every stack the change touches, and report the difference.
+
+A stack is touched when its ``Pulumi.<stack>.yaml`` changed, or (every stack) when code the programs run changed
+(``components/``, ``stacks/*.py``, ``gpufleet/``, ``pyproject.toml``). When the merge base holds the gpufleet code
+itself, its stacks are previewed with its own code (a subprocess in the worktree), so a code change shows up;
+a repository of stack files only is previewed on both sides with the installed gpufleet.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from components.errors import SpecError
+from gpufleet.checks.analyzer import stack_policy_config
+from gpufleet.engine.capture import ProgramError
+from gpufleet.engine.parallel import preview_many
+from gpufleet.engine.preview import preview_stack
+from stacks.config import stack_names
+
+CODE = ("components/", "gpufleet/", "policies/", "pyproject.toml")
+EMPTY: dict[str, Any] = {"schema": "gpufleet.preview/v1", "resources": [], "errors": []}
+
+
+class PrError(RuntimeError):
+    """Not a git checkout, no merge base, or a preview failed: the message says which and what to do."""
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise PrError(f"git {' '.join(args)} failed in {repo}: {done.stderr.strip()}")
+    return done.stdout
+
+
+def merge_base(repo: Path, base_ref: str | None) -> str:
+    refs = [base_ref] if base_ref else ["origin/main", "main", "origin/master", "master"]
+    for ref in refs:
+        try:
+            return git(repo, "merge-base", "HEAD", ref).strip()
+        except PrError:
+            continue
+    raise PrError(f"no merge base between HEAD and {' / '.join(refs)}: fetch the base branch "
+                  "(actions/checkout with fetch-depth: 0) or pass --base REF")
+
+
+def changed_files(repo: Path, base: str) -> list[str]:
+    tracked = git(repo, "diff", "--name-only", base).splitlines()
+    untracked = git(repo, "ls-files", "--others", "--exclude-standard").splitlines()
+    return sorted(set(tracked) | set(untracked))
+
+
+def touched_stacks(files: list[str], stacks_rel: str, known: list[str]) -> list[str]:
+    prefix = stacks_rel.rstrip("/") + "/"
+    code = any(f.startswith(CODE) or (f.startswith(prefix) and f.endswith(".py")) for f in files)
+    named = {Path(f).name[len("Pulumi."):-len(".yaml")] for f in files
+             if f.startswith(prefix) and Path(f).name.startswith("Pulumi.") and f.endswith(".yaml")}
+    return sorted(known) if code else sorted(named)
+
+
+@contextmanager
+def worktree(repo: Path, commit: str) -> Iterator[Path]:
+    with tempfile.TemporaryDirectory(prefix="gpufleet-base-") as scratch:
+        path = Path(scratch) / "base"
+        git(repo, "worktree", "add", "--detach", str(path), commit)
+        try:
+            yield path
+        finally:
+            git(repo, "worktree", "remove", "--force", str(path))
+
+
+def failed(stack: str, message: str) -> dict[str, Any]:
+    """The document of a side whose program failed: no resources, the failure as its error."""
+    return {**EMPTY, "stack": stack, "errors": [message]}
+
+
+def _cli_preview(root: Path, stacks: list[str], stacks_dir: Path, out: IO[str], err: IO[str]) -> subprocess.Popen:
+    """Start the side's own CLI on ``stacks`` (its previews fork from one import of the SDKs), output to files."""
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    names = [arg for s in stacks for arg in ("--stack", s)]
+    return subprocess.Popen([sys.executable, "-m", "gpufleet.cli", "preview", *names, "--format", "json",
+                             "--no-policies", "--stacks-dir", str(stacks_dir)], cwd=root, env=env, stdout=out,
+                            stderr=err, text=True)
+
+
+def _documents(stdout: str, stacks: list[str]) -> dict[str, dict[str, Any]] | None:
+    """The documents of ``stacks`` in the CLI's JSON output (one document, or a list); None unless all are there."""
+    try:
+        payload = json.loads(stdout) if stdout.strip() else None
+    except ValueError:
+        return None
+    found = payload if isinstance(payload, list) else [payload]
+    documents = {d.get("stack"): d for d in found if isinstance(d, dict)}
+    return documents if set(documents) == set(stacks) else None
+
+
+def _own_code_preview(root: Path, stack: str, stacks_dir: Path) -> dict[str, Any]:
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        code = _cli_preview(root, [stack], stacks_dir, out, err).wait()
+        out.seek(0), err.seek(0)
+        found = _documents(out.read(), [stack])
+        if found is None:  # exit 2: the program failed; its message is on stderr
+            return _failure(stack, err.read(), code)
+    return _with_policy_config(found[stack], stack, stacks_dir)
+
+
+def _failure(stack: str, stderr: str, code: int) -> dict[str, Any]:
+    lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
+    return failed(stack, " ".join(lines[-20:]) or f"the preview exited {code} with no output")
+
+
+def _with_policy_config(document: dict[str, Any], stack: str, stacks_dir: Path) -> dict[str, Any]:
+    if "policy_config" not in document:  # a merge base whose gpufleet predates policy_config
+        document["policy_config"] = _policy_config(stack, stacks_dir)
+    return document
+
+
+def _policy_config(stack: str, stacks_dir: Path) -> dict[str, Any]:
+    try:
+        return stack_policy_config(stack, stacks_dir)
+    except SpecError:
+        return {}
+
+
+def _own_code(root: Path) -> bool:
+    return (root / "gpufleet" / "cli.py").exists() and (root / "stacks" / "__main__.py").exists()
+
+
+def preview_document(root: Path, stack: str, stacks_dir: Path, own_code: bool) -> dict[str, Any]:
+    """The stack's preview document; an empty one when the stack file does not exist on that side, one with the
+    failure as its error when the program fails."""
+    if not (stacks_dir / f"Pulumi.{stack}.yaml").exists():
+        return {**EMPTY, "stack": stack}
+    if own_code and _own_code(root):
+        return _own_code_preview(root, stack, stacks_dir)
+    try:
+        return preview_stack(stack, stacks_dir).document()
+    except ProgramError as err:
+        return failed(stack, str(err))
+
+
+@dataclass
+class PrPreviews:
+    base_commit: str
+    stacks: list[str]
+    base: dict[str, dict[str, Any]]
+    head: dict[str, dict[str, Any]]
+
+
+def _quiet(_: str) -> None:
+    return None
+
+
+def _cache_dir() -> Path:
+    return Path(os.environ.get("GPUFLEET_CACHE_DIR") or
+                Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "gpufleet" / "previews")
+
+
+def cache_key(repo: Path, commit: str, stacks_rel: str, stack: str) -> str:
+    """A digest of everything a merge-base preview depends on, read from git at ``commit``: the code the program
+    runs (components, gpufleet, policies, stacks, pyproject), the catalogue and prices (capacity/data), the stack
+    file, and this interpreter. Content-addressed: a key never needs invalidating."""
+    parts = [sys.version, stack, stacks_rel]
+    for path in (*CODE, "capacity/data", stacks_rel, f"{stacks_rel}/Pulumi.{stack}.yaml"):
+        done = subprocess.run(["git", "-C", str(repo), "rev-parse", f"{commit}:{path.rstrip('/')}"],
+                              capture_output=True, text=True, check=False)
+        parts.append(f"{path}={done.stdout.strip() if done.returncode == 0 else 'absent'}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def _store(path: Path, document: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    scratch = path.with_suffix(f".{os.getpid()}.tmp")
+    scratch.write_text(json.dumps(document))
+    scratch.replace(path)  # atomic: parallel runs never read half a file
+
+
+@contextmanager
+def base_previews(repo: Path, commit: str, base_root: Path, stacks_rel: str,
+                  stacks: list[str]) -> Iterator[Callable[[], dict[str, dict[str, Any]]]]:
+    """The merge-base previews, as a function that returns them. With the base's own code, those not in the cache
+    (keyed by content; only successful previews are kept, a failure may be transient) start at once as one
+    subprocess, so they run while the caller previews the working tree; when a program fails there, each stack is
+    previewed alone to tell which. Without it, they run here, one at a time (the Pulumi runtime is process-global),
+    when asked for."""
+    base_dir = base_root / stacks_rel
+    if not _own_code(base_root):
+        yield lambda: {s: preview_document(base_root, s, base_dir, own_code=False) for s in stacks}
+        return
+    cache = {s: _cache_dir() / f"{cache_key(repo, commit, stacks_rel, s)}.json" for s in stacks}
+    documents = {s: json.loads(path.read_text()) for s, path in cache.items() if path.exists()}
+    documents.update({s: {**EMPTY, "stack": s} for s in stacks if not (base_dir / f"Pulumi.{s}.yaml").exists()})
+    missing = [s for s in stacks if s not in documents]
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        run = _cli_preview(base_root, missing, base_dir, out, err) if missing else None
+
+        def collect() -> dict[str, dict[str, Any]]:
+            if run is not None:
+                code = run.wait()
+                out.seek(0), err.seek(0)
+                fresh = _documents(out.read(), missing)
+                if fresh is None:
+                    fresh = ({missing[0]: _failure(missing[0], err.read(), code)} if len(missing) == 1 else
+                             {s: _own_code_preview(base_root, s, base_dir) for s in missing})
+                for s, document in fresh.items():
+                    documents[s] = _with_policy_config(document, s, base_dir)
+                    if not document.get("errors"):
+                        _store(cache[s], document)
+            return {s: documents[s] for s in stacks}
+
+        try:
+            yield collect
+        finally:
+            if run is not None and run.poll() is None:
+                run.kill()
+                run.wait()
+
+
+def previews(repo: Path, stacks_rel: str = "stacks", base_ref: str | None = None,
+             progress: Callable[[str], None] = _quiet) -> PrPreviews:
+    """The merge base's previews (one subprocess with its own code, cached by content) run while the working
+    tree's run in parallel forked processes. ``progress`` gets one line per stack and side."""
+    root = Path(git(repo, "rev-parse", "--show-toplevel").strip())
+    commit = merge_base(root, base_ref)
+    head_dir = root / stacks_rel
+    with worktree(root, commit) as base_root:
+        base_dir = base_root / stacks_rel
+        known = sorted(set(stack_names(head_dir) if head_dir.exists() else []) |
+                       set(stack_names(base_dir) if base_dir.exists() else []))
+        stacks = touched_stacks(changed_files(root, commit), stacks_rel, known)
+        progress(f"previewing {len(stacks)} stack(s) at the merge base {commit[:8]}…")
+        with base_previews(root, commit, base_root, stacks_rel, stacks) as base_side:
+            head = {}
+            present = [s for s in stacks if (head_dir / f"Pulumi.{s}.yaml").exists()]
+            progress(f"previewing {len(present)} stack(s) in the working tree…")
+            for s, result in preview_many(present, head_dir, 0, progress):
+                head[s] = failed(s, str(result)) if isinstance(result, ProgramError) else result.document()
+            base = base_side()
+    return PrPreviews(commit, stacks, base, {s: head.get(s, {**EMPTY, "stack": s}) for s in stacks})

@@ -1,0 +1,167 @@
+"""A pull-request report: per stack, the resource diff, GPU disruption risk, monthly cost before/after and the
+policy verdicts on the head graph (new ones first). Rendered as JSON (gpufleet.diff/v1, docs/pr-comment.md),
+Markdown (gpufleet/review/comment.py) or rich text for the terminal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from capacity import staleness
+from gpufleet.review import cost
+from gpufleet.review.diff import StackDiff
+from gpufleet.review.risk import Risk, risks
+
+SCHEMA = "gpufleet.diff/v1"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A policy verdict, as the report needs it (gpufleet.checks.analyzer.Verdict has these fields)."""
+
+    policy: str
+    level: str
+    message: str
+    resource: str | None
+
+
+@dataclass
+class StackReport:
+    diff: StackDiff
+    risks: list[Risk]
+    before: list[cost.PoolCost]
+    after: list[cost.PoolCost]
+    verdicts: list[Finding] = field(default_factory=list)
+    new_verdicts: list[Finding] = field(default_factory=list)
+    policy_note: str = ""  # why verdicts are missing, when they are
+    prices_as_of: str = ""  # the oldest price date of the snapshot the costs come from
+
+    @property
+    def stack(self) -> str:
+        return self.diff.stack
+
+    @property
+    def delta_usd(self) -> float:
+        return cost.total(self.after) - cost.total(self.before)
+
+
+def findings(verdicts: Sequence[Any]) -> list[Finding]:
+    return [Finding(v.policy, str(v.level), v.message, v.resource) for v in verdicts]
+
+
+def build(diff: StackDiff, prices: cost.Prices, head_verdicts: Sequence[Any] | None = None,
+          base_verdicts: Sequence[Any] | None = None, policy_note: str = "") -> StackReport:
+    """``*_verdicts``: gpufleet.checks.analyzer.Verdict-like objects; None when the policy pack did not run."""
+    head = findings(head_verdicts or [])
+    old = {(f.policy, f.resource, f.message) for f in findings(base_verdicts or [])}
+    new = [f for f in head if (f.policy, f.resource, f.message) not in old] if base_verdicts is not None else []
+    ordered = new + [f for f in head if f not in new]
+    before = cost.pool_costs(diff.base, prices)
+    return StackReport(diff, risks(diff), before, cost.pool_costs(diff.head, prices, before), ordered, new,
+                       policy_note, prices.as_of)
+
+
+def _pool_json(c: cost.PoolCost) -> dict[str, Any]:
+    return {"resource": c.key, "cloud": c.cloud, "region": c.region, "machine_type": c.machine_type,
+            "nodes": c.nodes, "gpus": c.gpus, "gpu": c.gpu, "option": c.option, "option_label": c.label,
+            "paid_nodes": c.nodes if c.paid_nodes is None else c.paid_nodes,
+            "usd_per_node_hour": c.usd_per_node_hour, "monthly_usd": round(c.monthly_usd, 2), "source": c.source}
+
+
+def _cost_json(r: StackReport) -> dict[str, Any]:
+    before, after = cost.by_cloud(r.before), cost.by_cloud(r.after)
+    return {"hours_per_month": cost.HOURS_PER_MONTH, "before_usd": round(cost.total(r.before), 2),
+            "after_usd": round(cost.total(r.after), 2), "delta_usd": round(r.delta_usd, 2),
+            "by_cloud": {c: {"before_usd": round(before.get(c, 0.0), 2), "after_usd": round(after.get(c, 0.0), 2)}
+                         for c in sorted(before.keys() | after.keys())},
+            "pools_before": [_pool_json(c) for c in r.before], "pools_after": [_pool_json(c) for c in r.after],
+            "unpriced": sorted({c.machine_type for c in r.after + r.before if c.usd_per_node_hour is None and
+                                not c.hidden}),
+            "unknown": cost.hidden(r.before + r.after)}
+
+
+def stack_json(r: StackReport) -> dict[str, Any]:
+    return {
+        "stack": r.stack, "source": r.diff.source, "ok": not r.diff.failed, "problems": r.diff.problems,
+        "warnings": r.diff.warnings, "partial": r.diff.partial, "counts": r.diff.counts(),
+        "changes": [{"resource": c.key, "type": c.type, "name": c.name, "op": c.op.value, "label": c.label,
+                     "paths": [{"path": p.path, "effect": p.effect.value, "source": p.source, "note": p.note}
+                               for p in c.paths]} for c in r.diff.changes],
+        "risks": [{"resource": k.resource, "kind": k.kind, "action": k.action, "gpus": k.gpus, "gpu": k.gpu,
+                   "cause": k.cause, "impact": k.impact, "headline": k.headline} for k in r.risks],
+        "cost": _cost_json(r),
+        "policy": {"note": r.policy_note, "new": len(r.new_verdicts),
+                   "verdicts": [{"policy": v.policy, "level": v.level, "message": v.message, "resource": v.resource,
+                                 "new": v in r.new_verdicts} for v in r.verdicts]},
+    }
+
+
+def prices_staleness(reports: Sequence[StackReport]) -> staleness.Staleness:
+    """How old the prices behind the comment are: the oldest as_of of the snapshot."""
+    return staleness.of([r.prices_as_of for r in reports if r.prices_as_of])
+
+
+def document(reports: Sequence[StackReport]) -> dict[str, Any]:
+    return {"schema": SCHEMA, "headline": headline(reports), "delta_usd": round(sum(r.delta_usd for r in reports), 2),
+            "hours_per_month": cost.HOURS_PER_MONTH, "prices": prices_staleness(reports).as_dict(),
+            "stacks": [stack_json(r) for r in reports]}
+
+
+def failed(reports: Sequence[StackReport]) -> list[StackReport]:
+    return [r for r in reports if r.diff.failed]
+
+
+def cost_headline(reports: Sequence[StackReport]) -> str:
+    """The cost change of the stacks that previewed (a failed stack has no diff, so no cost change); unknown when a
+    pool's machine type or size is unknown or secret (never priced as $0)."""
+    delta = sum(r.delta_usd for r in reports)
+    hidden = sorted({n for r in reports for n in cost.hidden(r.before + r.after)})
+    if hidden:
+        return (f"Monthly cost change unknown: {', '.join(hidden)} {'has' if len(hidden) == 1 else 'have'} a machine "
+                f"type or size not known until apply (the other pools: {delta:+,.0f} USD)")
+    if abs(delta) < 0.005:
+        return "Monthly cost will not change"
+    return f"Monthly cost will {'increase' if delta > 0 else 'decrease'} by ${abs(delta):,.0f}"
+
+
+def headline(reports: Sequence[StackReport]) -> str:
+    """A failed preview leads: its cost and resources are unknown, so no cost headline may stand alone."""
+    bad = failed(reports)
+    if bad:
+        names = ", ".join(r.stack for r in bad)
+        return f"Preview failed for {len(bad)} stack{'s' if len(bad) > 1 else ''} ({names}): no resource diff for it"
+    return cost_headline(reports)
+
+
+def print_report(console: Console, reports: Sequence[StackReport]) -> None:
+    for r in failed(reports):
+        console.print(f"[bold red]✗ stack {r.stack} could not be previewed: no resource diff[/]")
+        for p in r.diff.problems:
+            console.print(f"  [red]•[/] {p}")
+    console.print(f"[bold]{cost_headline(reports)}[/] ({cost.HOURS_PER_MONTH}-hour month, every pool at its max "
+                  "nodes" + (", stacks that previewed" if failed(reports) else "") + ")")
+    age = prices_staleness(reports)
+    console.print(f"prices as of {age.as_of or 'an unstated date'}", highlight=False)
+    if age.warning:
+        console.print(f"[yellow]warning: {age.warning}[/]", highlight=False)
+    for k in sorted((k for r in reports for k in r.risks), key=Risk.sort_key):
+        console.print(f"[bold red]⚠ {k.headline}[/] — {k.cause}\n  {k.impact}")
+    for r in (r for r in reports if not r.diff.failed):
+        table = Table(title=f"stack {r.stack} ({r.diff.source})", show_edge=False)
+        for col in ("action", "resource", "changed inputs"):
+            table.add_column(col)
+        for c in r.diff.changes:
+            colour = {"replace": "red", "delete": "red", "create": "green"}.get(c.op.value, "yellow")
+            table.add_row(f"[{colour}]{c.label}[/]", c.key, ", ".join(p.path for p in c.paths)[:120])
+        console.print(table if r.diff.changes else f"stack {r.stack}: no changes")
+        console.print(f"  cost {cost.money(r.before)} -> {cost.money(r.after)} per month "
+                      f"({cost.money_delta(r.before, r.after)})")
+        for v in r.new_verdicts:
+            console.print(f"  [red]new {v.level} violation[/] {v.policy}: {v.message}")
+        if r.policy_note:
+            console.print(f"  [dim]{r.policy_note}[/]")
