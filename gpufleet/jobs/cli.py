@@ -10,7 +10,7 @@ from rich.console import Console
 
 from components.errors import SpecError
 from components.fleet import Cluster
-from gpufleet.jobs.examples import JobsError, write
+from gpufleet.jobs.examples import Choice, JobsError, write
 from gpufleet.stackdir import check_names, known_stacks
 from stacks.config import STACKS_DIR, load_stack_file, stack_file
 
@@ -28,8 +28,11 @@ def examples(
     out: Annotated[Path, typer.Option("--out", "-o", help="Writes <out>/<stack>/<cluster>-<kind>.yaml "
                                                 "(and <cluster>-ray.Dockerfile).")]
     = Path("examples/jobs"),
-    pool: Annotated[str | None, typer.Option(help="GPU pool to run on (default: the first with 8 nodes a team's "
-                                             "quota holds).")] = None,
+    pool: Annotated[str | None, typer.Option(help="GPU pool to run on (default: the first where a team's quota "
+                                             "holds a whole node, or --nodes of them).")] = None,
+    nodes: Annotated[int | None, typer.Option(min=1, help="Nodes the job spans (default: as many whole nodes of the "
+                                              "pool as the team's quota holds, at most the pool's nodes.max).")]
+    = None,
     team: Annotated[str | None, typer.Option(help="Team (Kueue queue and namespace) to submit as (default: the "
                                              "first whose quota holds the job).")] = None,
     ray_image: Annotated[str | None, typer.Option(
@@ -38,7 +41,7 @@ def examples(
         "pool's image with the pinned Ray installed at start; otherwise KubeRay's sample Ray image.")] = None,
     stacks_dir: Annotated[Path, typer.Option(help="Where the Pulumi.<stack>.yaml files are.")] = STACKS_DIR,
 ) -> None:
-    """Write an 8-node PyTorch job per job operator a cluster installs (addons.operators): RayJob, JobSet, TrainJob.
+    """Write a multi-node PyTorch job per job operator a cluster installs (addons.operators): RayJob, JobSet, TrainJob.
 
     Each follows the pool's machine type (GPUs, fabric devices and wiring), mounts the team's Lustre volume and
     checkpoints under its export path, and carries the team's queue label and a topology request. Submit one with
@@ -60,7 +63,7 @@ def examples(
         raise typer.Exit(2)
     for name in names:
         try:
-            written = write(name, _clusters(name, stacks_dir), out, pool, team, ray_image)
+            written = write(name, _clusters(name, stacks_dir), out, Choice(pool, team, nodes, ray_image))
         except JobsError as err:
             errors.print(f"error: {err}", markup=False)
             raise typer.Exit(2) from None

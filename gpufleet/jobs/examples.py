@@ -1,7 +1,8 @@
-"""Example training jobs generated from a fleet: for each job operator a cluster installs (``addons.operators``), an
-8-node PyTorch job on one of its GPU pools, ready for ``kubectl create -f``: the pool's GPUs, fabric devices and
-fabric wiring (``components.k8s.training``), the team's Lustre volume with checkpoints under its export path,
-the team's queue label and a topology request, so Kueue admits it as one gang in one network domain.
+"""Example training jobs generated from a fleet: for each job operator a cluster installs (``addons.operators``), a
+multi-node PyTorch job on one of its GPU pools (by default as many whole nodes as the team's quota holds there),
+ready for ``kubectl create -f``: the pool's GPUs, fabric devices and fabric wiring (``components.k8s.training``),
+the team's Lustre volume with checkpoints under its export path, the team's queue label and a topology request, so
+Kueue admits it as one gang in one network domain.
 
 ``gpufleet jobs examples`` writes them; ``examples/jobs/<stack>/`` holds those of the bundled stacks.
 """
@@ -24,9 +25,13 @@ from components.k8s.training import Wiring, container, queue_label, template, to
 from components.spec import KueueTeam
 from gpufleet.jobs.ray_image import RayImageError, RayRuntime, dockerfile, runtime, with_ray
 
-NODES = 8
 PORT = 29500
 PRIORITY = PRIORITIES[1].name  # experiment: research work, preemptible by production training
+# The head asks for no GPU, but Kueue places it on the pool's (GPU) nodes, where the image's runtime may show it the
+# node's GPUs; KubeRay sets `ray start --num-gpus` only from a container's GPU limit (v1.4.2 common/pod.go), so Ray
+# would detect them and schedule GPU tasks on the head. `num-gpus` is the `ray start` flag as rayStartParams spell it
+# (docs/guidance/rayStartParams.md at v1.4.2; values are strings).
+HEAD_START_PARAMS = {"num-gpus": "0"}
 SCRIPT = "/lustre/code/train.py"  # the user's training script; any path the pods can read
 
 
@@ -41,11 +46,12 @@ class Target:
     cluster: Cluster
     pool: Pool
     team: KueueTeam
+    nodes: int  # whole nodes of the pool the job spans
     ray_image: str | None = None  # a prebuilt Ray image for the RayJob (--ray-image); None: gpufleet/jobs/ray_image.py
 
     @property
     def gpus(self) -> int:
-        return NODES * self.pool.machine.gpus
+        return self.nodes * self.pool.machine.gpus
 
     def job(self, kind: str) -> str:
         return f"{kind}-{self.pool.name}"
@@ -54,9 +60,17 @@ class Target:
         return {"name": self.job(kind), "namespace": self.team.name, "labels": {queue_label(): self.team.name}}
 
 
-def pick(cluster: Cluster, pool: str | None = None, team: str | None = None) -> Target:
-    """The first pool (or the named one) with NODES nodes and a team (or the named one) whose nominal quota in that
-    pool's ResourceFlavor holds NODES whole nodes; JobsError saying what is missing otherwise."""
+def fit(cluster: Cluster, pool: Pool, team: KueueTeam) -> int:
+    """Whole nodes of ``pool`` the team's nominal quota in the pool's ResourceFlavor holds, at most the pool's size."""
+    return min(pool.spec.nodes.max, gpu_shares(cluster)[team.name][pool.name] // pool.machine.gpus)
+
+
+def pick(cluster: Cluster, pool: str | None = None, team: str | None = None, nodes: int | None = None) -> Target:
+    """The first pool (or the named one) and team (or the named one) whose quota holds ``nodes`` whole nodes of
+    that pool; without ``nodes``, the first pair that holds one, at the largest fit (``fit``). JobsError saying
+    what is missing otherwise."""
+    if nodes is not None and nodes < 1:
+        raise JobsError(f"--nodes {nodes}: a job needs at least 1 node")
     if cluster.spec.storage.lustre is None:
         raise JobsError(f"cluster {cluster.name!r}: the examples checkpoint to Lustre; the stack has no "
                         "storage.lustre")
@@ -64,26 +78,24 @@ def pick(cluster: Cluster, pool: str | None = None, team: str | None = None) -> 
     if not pools:
         raise JobsError(f"cluster {cluster.name!r} has no GPU pool {pool!r}; pools: "
                         f"{', '.join(p.name for p in cluster.pools) or '(none)'}")
-    shares = gpu_shares(cluster)
     teams = [t for t in cluster.spec.addons.kueue_teams if team in (None, t.name)]
-    for p in pools:
-        if p.spec.nodes.max < NODES:
-            continue
-        for t in teams:
-            if shares[t.name][p.name] >= NODES * p.machine.gpus:
-                return Target(cluster, p, t)
-    raise JobsError(f"cluster {cluster.name!r}: no pool with at least {NODES} nodes where a team's quota holds "
-                    f"{NODES} whole nodes (pools {', '.join(p.name for p in pools)}; teams "
-                    f"{', '.join(t.name for t in teams) or '(none)'}): raise a pool's nodes.max or a team's gpus")
+    fits = [(p, t, fit(cluster, p, t)) for p in pools for t in teams]
+    for p, t, n in fits:
+        if n >= (nodes or 1):
+            return Target(cluster, p, t, nodes or n)
+    held = "; ".join(f"{t.name} on {p.name}: {n}" for p, t, n in fits) or "no team"
+    raise JobsError(f"cluster {cluster.name!r}: no pool where a team's quota holds {nodes or 1} whole node(s) "
+                    f"(whole nodes each team's quota holds per pool, at most the pool's nodes.max: {held}): "
+                    "ask for fewer with --nodes, or raise a pool's nodes.max or a team's gpus")
 
 
 def _torchrun(t: Target, rank: str, master: str) -> str:
-    return (f"torchrun --nnodes={NODES} --nproc-per-node={t.pool.machine.gpus} --node-rank={rank} "
+    return (f"torchrun --nnodes={t.nodes} --nproc-per-node={t.pool.machine.gpus} --node-rank={rank} "
             f"--master-addr={master} --master-port={PORT} {SCRIPT} --checkpoint-dir=$CHECKPOINT_DIR")
 
 
 def jobset(t: Target) -> Obj:
-    """One replicated job of NODES indexed pods; pod 0 is the rendezvous (JobSet's headless service gives each
+    """One replicated job of one indexed pod per node; pod 0 is the rendezvous (JobSet's headless service gives each
     pod the DNS name <jobset>-<job>-<job index>-<pod index>.<jobset>)."""
     name = t.job("jobset")
     w = wiring(t.cluster, t.pool, name)
@@ -94,7 +106,7 @@ def jobset(t: Target) -> Obj:
     return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": t.metadata("jobset"), "spec": {
         "failurePolicy": {"maxRestarts": 3}, "network": {"enableDNSHostnames": True},
         "replicatedJobs": [{"name": "node", "replicas": 1, "template": {"spec": {
-            "parallelism": NODES, "completions": NODES, "completionMode": "Indexed", "backoffLimit": 0,
+            "parallelism": t.nodes, "completions": t.nodes, "completionMode": "Indexed", "backoffLimit": 0,
             "template": pod}}}]}}
 
 
@@ -125,7 +137,7 @@ def _ray_worker(t: Target, w: Wiring) -> Obj:
 
 
 def rayjob(t: Target) -> Obj:
-    """A Ray cluster of one head and NODES GPU workers for one Ray Train run (a TorchTrainer over NODES x GPUs
+    """A Ray cluster of one head and a GPU worker per node for one Ray Train run (a TorchTrainer over nodes x GPUs
     workers); KubeRay deletes the cluster when the job ends. Kueue admits head and workers as one workload. Head and
     workers run one image and one Ray version (``ray_runtime``: the pool's image with Ray on a fabric pool)."""
     name = t.job("ray")
@@ -143,9 +155,9 @@ def rayjob(t: Target) -> Obj:
         spec["submissionMode"] = "HTTPMode"
     spec["rayClusterSpec"] = {
         "rayVersion": rt.version,
-        "headGroupSpec": {"rayStartParams": {}, "template": with_ray(rt, head)},
-        "workerGroupSpecs": [{"groupName": t.pool.name, "replicas": NODES, "minReplicas": NODES,
-                              "maxReplicas": NODES, "rayStartParams": {},
+        "headGroupSpec": {"rayStartParams": HEAD_START_PARAMS, "template": with_ray(rt, head)},
+        "workerGroupSpecs": [{"groupName": t.pool.name, "replicas": t.nodes, "minReplicas": t.nodes,
+                              "maxReplicas": t.nodes, "rayStartParams": {},
                               "template": with_ray(rt, _ray_worker(t, w))}]}
     return {"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": t.metadata("ray"), "spec": spec}
 
@@ -159,7 +171,7 @@ def trainjob(t: Target) -> Obj:
     return {"apiVersion": TRAINER_API, "kind": "TrainJob", "metadata": t.metadata("train"), "spec": {
         "runtimeRef": {"name": runtime_name("torch", t.pool), "kind": "ClusterTrainingRuntime",
                        "apiGroup": TRAINER_API.split("/")[0]},
-        "trainer": {"image": w.image, "command": ["/bin/bash", "-c", command], "numNodes": NODES,
+        "trainer": {"image": w.image, "command": ["/bin/bash", "-c", command], "numNodes": t.nodes,
                     "numProcPerNode": t.pool.machine.gpus, "resourcesPerNode": {"limits": dict(w.limits)},
                     "env": [e for e in w.env if e["name"] == "CHECKPOINT_DIR"]}}}
 
@@ -169,18 +181,26 @@ EXAMPLES: dict[str, tuple[str, Callable[[Target], Obj]]] = {
     "kuberay": ("rayjob", rayjob), "jobset": ("jobset", jobset), "trainer": ("trainjob", trainjob)}
 
 
-def examples(cluster: Cluster, pool: str | None = None, team: str | None = None,
-             ray_image: str | None = None) -> dict[str, Obj]:
+@dataclass(frozen=True)
+class Choice:
+    """What the user chose (``gpufleet jobs examples`` options); None lets ``pick`` decide."""
+
+    pool: str | None = None
+    team: str | None = None
+    nodes: int | None = None
+    ray_image: str | None = None
+
+
+def examples(cluster: Cluster, choice: Choice = Choice()) -> dict[str, Obj]:
     """File name -> job, one per operator the cluster installs."""
-    return {name: job for name, (job, _) in _rendered(cluster, pool, team, ray_image).items()}
+    return {name: job for name, (job, _) in _rendered(cluster, choice).items()}
 
 
-def _rendered(cluster: Cluster, pool: str | None, team: str | None,
-              ray_image: str | None) -> dict[str, tuple[Obj, Target]]:
+def _rendered(cluster: Cluster, choice: Choice) -> dict[str, tuple[Obj, Target]]:
     if not cluster.spec.addons.operators:
         raise JobsError(f"cluster {cluster.name!r} installs no job operator: list some under addons.operators "
                         "(kuberay, jobset, trainer)")
-    target = replace(pick(cluster, pool, team), ray_image=ray_image)
+    target = replace(pick(cluster, choice.pool, choice.team, choice.nodes), ray_image=choice.ray_image)
     return {f"{cluster.name}-{EXAMPLES[op][0]}.yaml": (EXAMPLES[op][1](target), target)
             for op in cluster.spec.addons.operators}
 
@@ -194,12 +214,11 @@ def document(stack: str, job: Obj) -> str:
     return header + yaml.safe_dump(job, sort_keys=False, width=120)
 
 
-def files(stack: str, cluster: Cluster, pool: str | None = None, team: str | None = None,
-          ray_image: str | None = None) -> dict[str, str]:
+def files(stack: str, cluster: Cluster, choice: Choice = Choice()) -> dict[str, str]:
     """File name -> text: the cluster's examples and, when its RayJob installs Ray at pod start, the Dockerfile
     of the image that makes that install unnecessary (``<cluster>-ray.Dockerfile``, for ``--ray-image``)."""
     out = {}
-    for name, (job, target) in _rendered(cluster, pool, team, ray_image).items():
+    for name, (job, target) in _rendered(cluster, choice).items():
         out[name] = document(stack, job)
         if job["kind"] == "RayJob" and (rt := ray_runtime(target)).install:
             out[f"{cluster.name}-ray.Dockerfile"] = dockerfile(stack, cluster.name, target.pool.name,
@@ -207,19 +226,19 @@ def files(stack: str, cluster: Cluster, pool: str | None = None, team: str | Non
     return out
 
 
-def write(stack: str, clusters: tuple[Cluster, ...], out: Path, pool: str | None = None,
-          team: str | None = None, ray_image: str | None = None) -> list[Path]:
-    """Every cluster's examples under out/<stack>/; the paths written."""
+def write(stack: str, clusters: tuple[Cluster, ...], out: Path, choice: Choice = Choice()) -> list[Path]:
+    """Every cluster's examples under out/<stack>/; the paths written. Everything is rendered before anything is
+    written: a cluster that cannot run the examples leaves no folder and no file behind."""
     running = [c for c in clusters if c.spec.addons.operators]
     if not running:
         raise JobsError(f"stack {stack}: no cluster installs a job operator: list some under "
                         "clusters[*].addons.operators (kuberay, jobset, trainer)")
-    written = []
+    texts = {name: text for cluster in running for name, text in files(stack, cluster, choice).items()}
     target = out / stack
     target.mkdir(parents=True, exist_ok=True)
-    for cluster in running:
-        for name, text in files(stack, cluster, pool, team, ray_image).items():
-            path = target / name
-            path.write_text(text)
-            written.append(path)
+    written = []
+    for name, text in texts.items():
+        path = target / name
+        path.write_text(text)
+        written.append(path)
     return written

@@ -19,13 +19,16 @@ from components.k8s.inputs import AddonInputs
 from components.k8s.render import render
 from components.k8s.upstream.crd import problems
 from gpufleet.cli import app
-from gpufleet.jobs.examples import JobsError, examples, pick
+from gpufleet.jobs.examples import Choice, JobsError, examples, pick
 from stacks.config import load_stack_file, stack_file
 
 ROOT = Path(__file__).resolve().parents[2]
 CHECKED_IN = ROOT / "examples" / "jobs"
 STACKS = ["aws-train", "gcp-train", "azure-train"]
-NODES = 8  # the issue's size: an 8-node job
+# The default size is the largest whole-node fit of the first team's quota in the first pool (hand computation from
+# the stack files): aws-train pretrain 128 H100 / 8 per node = 16 nodes, pool h100 max 16; gcp-train 64 / 8 = 8, max 8;
+# azure-train 64 / 8 = 8, max 8.
+NODES = {"aws-train": 16, "gcp-train": 8, "azure-train": 8}
 runner = CliRunner()
 
 
@@ -127,8 +130,8 @@ def test_example_fits_its_teams_nominal_quota_in_the_pools_flavor(stack: str, na
     quota = {(f["name"], r["name"]): int(r["nominalQuota"]) for f in group["flavors"] for r in f["resources"]
              if "/" in r["name"]}
     pool = pick(cluster).pool.name
-    # every bundled training pool is 8 GPUs a node: 8 nodes ask for 64 GPUs (hand computation)
-    assert asked["nvidia.com/gpu"] == NODES * 8
+    # every bundled training pool is 8 GPUs a node
+    assert asked["nvidia.com/gpu"] == NODES[stack] * 8
     for resource, count in asked.items():
         assert count <= quota[(pool, resource)], (resource, count, quota)
 
@@ -184,9 +187,56 @@ def test_an_unknown_stack_is_refused_with_a_guess(tmp_path: Path) -> None:
 
 def test_a_pool_too_small_or_a_quota_too_small_is_refused() -> None:
     cluster = _cluster("aws-train")
-    with pytest.raises(JobsError, match="no pool with at least 8 nodes"):
-        pick(cluster, pool="a100-eval")  # at most 4 nodes
-    with pytest.raises(JobsError, match="no pool with at least 8 nodes"):
-        pick(cluster, team="research")  # 24 A100 GPUs: 3 nodes' worth
+    with pytest.raises(JobsError, match="no pool where a team's quota holds 8 whole node"):
+        pick(cluster, pool="a100-eval", nodes=8)  # at most 4 nodes
+    with pytest.raises(JobsError, match="research on a100-eval: 3"):
+        pick(cluster, team="research", nodes=4)  # 24 A100 GPUs: 3 nodes' worth
     with pytest.raises(JobsError, match="no GPU pool 'nope'"):
-        examples(cluster, pool="nope")
+        examples(cluster, Choice(pool="nope"))
+    with pytest.raises(JobsError, match="at least 1 node"):
+        pick(cluster, nodes=0)
+
+
+def test_the_default_size_is_the_largest_whole_node_fit_of_the_quota() -> None:
+    cluster = _cluster("aws-train")
+    # research: 24 A100-40GB GPUs on p4d (8 a node) = 3 whole nodes; the pool holds 4
+    assert pick(cluster, team="research").nodes == 3
+    # --nodes below the fit is taken as asked, at the boundary too
+    assert pick(cluster, team="research", nodes=3).nodes == 3
+    assert pick(cluster, nodes=1).nodes == 1
+
+
+def test_a_four_node_pool_gets_examples(tmp_path: Path) -> None:
+    """A pool of 4 nodes (aws-train's a100-eval, nodes.max 4) and a team holding 3 of them: the CLI writes each
+    example at 3 nodes (the fit), and at 2 with --nodes 2."""
+    result = runner.invoke(app, ["jobs", "examples", "--stack", "aws-train", "--pool", "a100-eval", "--team",
+                                 "research", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    jobset = yaml.safe_load((tmp_path / "aws-train" / "train-jobset.yaml").read_text())
+    assert jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["parallelism"] == 3
+    trainjob = yaml.safe_load((tmp_path / "aws-train" / "train-trainjob.yaml").read_text())
+    assert trainjob["spec"]["trainer"]["numNodes"] == 3
+    result = runner.invoke(app, ["jobs", "examples", "--stack", "aws-train", "--pool", "a100-eval", "--team",
+                                 "research", "--nodes", "2", "--out", str(tmp_path / "two")])
+    assert result.exit_code == 0, result.output
+    rayjob = yaml.safe_load((tmp_path / "two" / "aws-train" / "train-rayjob.yaml").read_text())
+    [workers] = rayjob["spec"]["rayClusterSpec"]["workerGroupSpecs"]
+    assert workers["replicas"] == workers["minReplicas"] == workers["maxReplicas"] == 2
+    assert "--num-workers=16 " in rayjob["spec"]["entrypoint"]  # 2 nodes x 8 A100s
+
+
+def test_an_error_leaves_nothing_behind(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["jobs", "examples", "--stack", "aws-train", "--pool", "a100-eval", "--nodes", "8",
+                                 "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2 and "--nodes" in result.output
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_ray_head_takes_no_gpus(stack: str) -> None:
+    job = _jobs(stack)["train-rayjob.yaml"]
+    head = job["spec"]["rayClusterSpec"]["headGroupSpec"]
+    # `ray start --num-gpus` as rayStartParams spell it (kuberay v1.4.2 docs/guidance/rayStartParams.md)
+    assert head["rayStartParams"] == {"num-gpus": "0"}
+    assert not any("nvidia.com/gpu" in c.get("resources", {}).get("limits", {})
+                   for c in head["template"]["spec"]["containers"])
