@@ -32,6 +32,8 @@ GCS_BUCKET = "gcp:storage/bucket:Bucket"
 GCP_LUSTRE = "gcp:lustre/instance:Instance"
 AKS_CLUSTER = "azure-native:containerservice:ManagedCluster"
 AKS_AGENT_POOL = "azure-native:containerservice:AgentPool"
+# the AgentPool input that names a capacity reservation group (its SDK getter name; tests hold it to the SDK)
+AKS_RESERVATION_GROUP = "capacityReservationGroupID"
 AKS_MAINTENANCE = "azure-native:containerservice:MaintenanceConfiguration"
 AZURE_STORAGE = "azure-native:storage:StorageAccount"
 AZURE_BLOB_SERVICE = "azure-native:storage:BlobServiceProperties"
@@ -243,7 +245,7 @@ def _aks(props: Mapping[str, Any]) -> NodePool:
         taints=tuple(_aks_taint(t) for t in items(get(props, "nodeTaints"))),
         spot=get(props, "scaleSetPriority") == "Spot", cluster=str(get(props, f"tags.{CLUSTER_TAG}", "")),
         capacity="spot" if get(props, "scaleSetPriority") == "Spot"
-        else "reservation" if get(props, "capacityReservationGroupId") else "on_demand")
+        else "reservation" if get(props, AKS_RESERVATION_GROUP) else "on_demand")
 
 
 _READERS = {EKS_NODE_GROUP: _eks, GKE_NODE_POOL: _gke, AKS_AGENT_POOL: _aks}

@@ -16,6 +16,7 @@ from capacity.prices.table import HOURS_PER_MONTH, PREPAID, Prices, option_label
 from gpufleet.engine.capture import SECRET_MASK, UNKNOWN_MASK, Resource
 from policies.props import (
     AKS_AGENT_POOL,
+    AKS_RESERVATION_GROUP,
     AWS_PROVIDER,
     EKS_NODE_GROUP,
     GKE_NODE_POOL,
@@ -77,7 +78,7 @@ SIZING = {EKS_NODE_GROUP: ("instanceTypes", "scalingConfig", "capacityType"),
                           "nodeCount", "initialNodeCount", "nodeLocations", "nodeConfig.flexStart",
                           "nodeConfig.reservationAffinity", "queuedProvisioning"),
           AKS_AGENT_POOL: ("vmSize", "count", "maxCount", "enableAutoScaling", "scaleSetPriority",
-                           "capacityReservationGroupId")}
+                           AKS_RESERVATION_GROUP)}
 _CLOUDS = {"aws": "aws", "gcp": "gcp", "azure-native": "azure"}
 
 

@@ -7,6 +7,7 @@ import pytest
 from gpufleet.engine.capture import Resource
 from gpufleet.review import cost
 from policies.props import GKE_NODE_POOL, LAUNCH_TEMPLATE, node_pool
+from tests.conftest import example_fleet
 
 NG = "aws:eks/nodeGroup:NodeGroup"
 SUBNET = Resource("aws:ec2/subnet:Subnet", "sub-a", None, True, {"availabilityZone": "us-east-1a"}, [])
@@ -67,3 +68,13 @@ def test_the_pr_comment_states_the_price_date_and_warns_when_stale(prices: cost.
     text = comment.render([r])
     assert f"prices from the snapshot as of {prices.as_of}" in text and "> **Warning:** Prices are as of" in text
     assert report.document([r])["prices"]["stale"] is True
+
+
+def test_the_azure_crg_pool_of_the_example_stack_is_priced_as_a_reservation(capture, prices: cost.Prices) -> None:
+    """The AKS pool names its capacity reservation group through the SDK's input (capacityReservationGroupID): the
+    cost reads that very input from the captured graph, so the pool is prepaid at the reservation rate."""
+    graph = capture(example_fleet("azure-train"))
+    costs = {c.key.split("::")[-1]: c for c in cost.pool_costs(graph.resources, prices)}
+    h100 = costs["train-h100-pool"]
+    assert h100.option == "reservation" and "reservation" in h100.label
+    assert costs["train-evalspot-pool"].option == "spot"

@@ -5,6 +5,9 @@ the pool's own region, prepaid options labelled as sunk cost, and the budget jus
 Expected figures are computed by hand from that file (USD per GPU-hour x 8 GPUs per node = per node-hour; x nodes x
 730 h) and typed in; nothing is read from the code under test."""
 
+from pulumi._types import input_type_py_to_pulumi_names
+from pulumi_azure_native.containerservice import AgentPoolArgs
+
 from tests.policies import keys as k
 from tests.policies.helpers import case
 
@@ -50,7 +53,9 @@ RESERVED = {"nodeConfig.reservationAffinity": {"consumeReservationType": "SPECIF
                                                "key": "compute.googleapis.com/reservation-name",
                                                "values": ["train-h100"]}}
 FLEX = {"nodeConfig.flexStart": True}
-CRG = {"capacityReservationGroupId": "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/"
+# the AgentPool input's wire name as the installed SDK spells it (capacityReservationGroupID), never typed here
+CRG_INPUT = input_type_py_to_pulumi_names(AgentPoolArgs)["capacity_reservation_group_id"]
+CRG = {CRG_INPUT: "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/"
                                      "capacityReservationGroups/crg-train"}
 UNPRICED = ("cannot estimate the monthly cost: no price for a3-megagpu-8g (pool train-h100, on-demand, us-central1) "
             f"in {TABLE} or capacity/data/on_demand_prices.csv: add a row with its source (docs/capacity.md, Prices)")
