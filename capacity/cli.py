@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from capacity import inputs
+from capacity.actuals.cli import actuals
 from capacity.csvio import InputError, load_rows, write_models
 from capacity.problem import DEFAULT_GAP as GAP
 from capacity.problem import DEFAULT_PENALTY_USD_PER_GPU_HOUR as PENALTY
@@ -31,6 +32,7 @@ app = typer.Typer(help="Capacity planning: demand forecasts, live quotas, an opt
                   "its reconciliation with the stacks.", no_args_is_help=True)
 console = Console()
 errors = Console(stderr=True)
+app.command("actuals")(actuals)
 
 
 class Quantile(StrEnum):

@@ -1,0 +1,137 @@
+"""`gpufleet capacity actuals --focus FILE ...`: load FOCUS exports and report what was bought and what was used.
+
+Exit codes: 0 done; 2 bad input (the message names file, row, column and fix; nothing is kept from the run).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from capacity.csvio import InputError, RowProblem, load_rows
+from capacity.schema import CommitmentLine, PlanLine
+
+console = Console()
+errors = Console(stderr=True)
+SCHEMA = "gpufleet.actuals/v1"
+
+
+def default_db() -> Path:
+    """The user's data directory (XDG_DATA_HOME on Linux, via platformdirs) / gpufleet / actuals.duckdb."""
+    import platformdirs
+
+    return platformdirs.user_data_path("gpufleet") / "actuals.duckdb"
+
+
+def exports(given: list[Path]) -> list[Path]:
+    """The files named, a directory standing for every CSV / Parquet export in it (the clouds write parts)."""
+    out: list[Path] = []
+    for path in given:
+        if path.is_dir():
+            out += sorted(p for p in path.rglob("*") if p.is_file() and p.name.lower().endswith(
+                (".csv", ".csv.gz", ".parquet")))
+        else:
+            out.append(path)
+    return out
+
+
+def actuals(
+    focus: Annotated[list[Path], typer.Option(help="a FOCUS 1.x export (CSV or Parquet), or a directory of them; "
+                                                   "repeat for more")],
+    plan: Annotated[Path | None, typer.Option(help="a directory `capacity plan` wrote: compare it with the bill "
+                                                   "month by month")] = None,
+    db: Annotated[Path | None, typer.Option(help="the DuckDB database to load into; default: actuals.duckdb in "
+                                                 "the user's data directory")] = None,
+    currency: Annotated[str | None, typer.Option(help="the billing currency of exports without a BillingCurrency "
+                                                      "column (only USD is reported)")] = None,
+    team_tag: Annotated[str, typer.Option(help="the tag whose value names a charge's team")] = "team",
+    as_json: Annotated[bool, typer.Option("--json", help="print the gpufleet.actuals/v1 JSON document "
+                                                         "(docs/actuals.md) instead of tables")] = False,
+) -> None:
+    """What was bought and what was used: commitment and capacity reservation utilisation, GPU spend by team and
+    month, and the plan against the bill, from FOCUS cost-and-usage exports."""
+    from capacity.actuals import load
+
+    files = exports(focus)
+    try:
+        if not files:
+            raise InputError([RowProblem(", ".join(map(str, focus)), None, None, None, "holds no CSV or Parquet "
+                                         "export.", "Name the FOCUS export files, or the directory they are in.")])
+        if currency is not None and currency != "USD":
+            raise InputError([RowProblem("--currency", None, None, currency, "is not USD; gpufleet reports US "
+                                         "dollars and does not convert.", "Export the data in USD.")])
+        plan_rows = (load_rows(plan / "plan.csv", PlanLine), load_rows(plan / "commitments.csv", CommitmentLine)
+                     ) if plan else None
+        con = load.connect(db or default_db())
+        with _progress(not as_json) as bar:
+            task = bar.add_task("loading FOCUS exports", total=len(files))
+            keys = load.load(con, files, currency, team_tag, lambda f, n: bar.advance(task))
+    except InputError as err:
+        errors.print(err.render(), style="red", highlight=False, markup=False)
+        raise typer.Exit(2) from None
+    document = report(con, keys, plan_rows)
+    if as_json:
+        print(json.dumps(document, indent=1))
+        return
+    _render(document)
+
+
+def _progress(shown: bool) -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=errors, disable=not shown, transient=True)
+
+
+def report(con: Any, keys: list[str], plan_rows: tuple | None) -> dict[str, Any]:
+    from capacity.actuals import focus, queries
+
+    spend = queries.gpu_spend(con, keys)
+    versus = queries.plan_vs_bill(spend, queries.plan_months(*plan_rows)) if plan_rows else None
+    rows = dict(con.execute("SELECT file, rows FROM files WHERE file IN (SELECT unnest(?))", [keys]).fetchall())
+    return {
+        "schema": SCHEMA,
+        "focus_spec": focus.source(),
+        "files": [{"file": k, "rows": rows.get(k, 0)} for k in keys],
+        "commitments": [u.model_dump() for u in queries.utilisation(con, keys, "commitment")],
+        "capacity_reservations": [u.model_dump() for u in queries.utilisation(con, keys, "reservation")],
+        "gpu_spend": [s.model_dump() for s in spend],
+        "plan_vs_bill": None if versus is None else versus.model_dump(),
+    }
+
+
+def _pct(value: float | None) -> str:
+    return "unknown" if value is None else f"{value:.1%}"
+
+
+def _render(doc: dict[str, Any]) -> None:
+    console.print(f"{sum(f['rows'] for f in doc['files']):,} charge(s) from {len(doc['files'])} FOCUS export(s)")
+    for key, title in (("commitments", "Commitments"), ("capacity_reservations", "Capacity reservations")):
+        table = Table(title=f"{title}: used and unused cost", title_justify="left")
+        for col in ("id", "cloud", "used USD", "unused USD", "utilisation"):
+            table.add_column(col, justify="left" if col in ("id", "cloud") else "right")
+        for u in doc[key]:
+            table.add_row(u["id"], u["cloud"] or "unknown", f"{u['used_cost_usd']:,.2f}",
+                          f"{u['unused_cost_usd']:,.2f}", _pct(u["utilization"]))
+        console.print(table if doc[key] else f"{title}: none in these exports.")
+    table = Table(title="GPU spend by team and month", title_justify="left")
+    for col in ("month", "team", "cloud", "gpu", "USD", "GPU-hours"):
+        table.add_column(col, justify="right" if col in ("USD", "GPU-hours") else "left")
+    for s in doc["gpu_spend"]:
+        table.add_row(s["month"], s["team"], s["cloud"] or "unknown", s["gpu"], f"{s['usd']:,.2f}",
+                      "unknown" if s["gpu_hours"] is None else f"{s['gpu_hours']:,.1f}")
+    console.print(table if doc["gpu_spend"] else "GPU spend: no charge names a catalogue GPU machine type.")
+    versus = doc["plan_vs_bill"]
+    if versus:
+        table = Table(title=f"Plan vs bill: WAPE {_pct(versus['wape'])} over {versus['months_compared']} month(s)",
+                      title_justify="left")
+        for col in ("month", "plan USD", "billed USD"):
+            table.add_column(col, justify="right" if col != "month" else "left")
+        for m in versus["months"]:
+            table.add_row(m["month"], "-" if m["plan_usd"] is None else f"{m['plan_usd']:,.0f}",
+                          "-" if m["billed_usd"] is None else f"{m['billed_usd']:,.0f}")
+        console.print(table)
