@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import csv
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
@@ -81,10 +82,12 @@ def _type_matches(rule_type: str, type_: str) -> bool:
     return rule_type == type_ or (rule_type.endswith(":*") and type_.startswith(rule_type[:-1]))
 
 
-def find_rule(type_: str, path: str) -> Rule | None:
-    """The most specific rule: exact type before a cloud wildcard, the longest property, ``*`` last."""
+def find_rule(type_: str, path: str, table: Sequence[Rule] | None = None) -> Rule | None:
+    """The most specific rule of ``table`` (default: the shipped one): ``*`` as the property last, then the exact
+    type before a cloud wildcard, then the longest property."""
     path = normalise(path)
-    found = [r for r in rules() if _type_matches(r.type, type_) and (r.property == "*" or _covers(r.property, path))]
+    found = [r for r in (rules() if table is None else table)
+             if _type_matches(r.type, type_) and (r.property == "*" or _covers(r.property, path))]
     if not found:
         return None
     return max(found, key=lambda r: (r.property != "*", r.type == type_, len(r.property)))
