@@ -22,6 +22,7 @@ from capacity.schema import (
     QuotaRow,
     ShortfallLine,
     add_months,
+    charged_hours,
     hours,
 )
 
@@ -91,7 +92,7 @@ def check(demand: Sequence[DemandRow], offers: Sequence[OfferRow], quotas: Seque
         if c.nodes < 1 or c.gpus != c.nodes * offer.gpus_per_node or offer.gpu != c.gpu:
             v.violations.append(f"commitment {c.machine_type} from {c.start_month}: {c.nodes} nodes must be "
                                 f"{c.nodes * offer.gpus_per_node} {offer.gpu} GPUs, not {c.gpus} {c.gpu}")
-        term_months, term_hours = c.option.term_months, c.option.term_hours
+        term_months, term_hours = c.option.term_months, charged_hours(c.option, c.start_month)
         charge = c.gpus * term_hours * offer.usd_per_gpu_hour
         if not _close(charge, c.usd_total):
             v.violations.append(f"commitment {c.machine_type} from {c.start_month} charges {c.usd_total:.2f}, "

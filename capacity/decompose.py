@@ -52,7 +52,7 @@ def _shares(problem: Problem, model: Model) -> dict[int, list[tuple[int, float]]
         first = problem.months[begin]
         calendar = sum(hours(add_months(first, k)) for k in range(commit.term_months))
         for m in range(begin, min(begin + commit.term_months, horizon)):
-            out[m].append((col, commit.usd_per_node * problem.hours[m] / calendar))
+            out[m].append((col, problem.charge(commit, begin) * problem.hours[m] / calendar))
     return out
 
 

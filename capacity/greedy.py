@@ -47,6 +47,7 @@ class _Ledger:
 
 
 Choice = tuple[float, str, Site, object]  # (price, kind, site, option or commit offer)
+RANK = {"commit": 0, "spot": 1, "od": 2, "buy": 3}  # at equal prices: what is held, then the flexible options
 
 
 def _options(ledger: _Ledger, m: int, site: Site, row: DemandRow, buy: bool) -> list[Choice]:
@@ -61,7 +62,7 @@ def _options(ledger: _Ledger, m: int, site: Site, row: DemandRow, buy: bool) -> 
     if buy:
         for commit in site.commits:
             usable = sum(ledger.problem.hours[k] for k in ledger.span(commit, m)) * commit.gpus
-            out.append((commit.usd_per_node / usable, "buy", site, commit))
+            out.append((ledger.problem.charge(commit, m) / usable, "buy", site, commit))
     return out
 
 
@@ -101,7 +102,7 @@ def _fill(ledger: _Ledger, builder: PlanBuilder | None, r: int, m: int, choices:
           need: float) -> tuple[float, float]:
     """Serve up to ``need`` GPU-hours, cheapest choice first. Returns (served, usage cost)."""
     served = cost = 0.0
-    for choice in sorted(choices, key=lambda c: (c[0], c[1], c[2].key)):
+    for choice in sorted(choices, key=lambda c: (c[0], RANK[c[1]], c[2].key)):
         if need <= EPS_GPU_HOURS:
             break
         take = _take(ledger, builder, r, m, choice, need)

@@ -249,7 +249,8 @@ def _commitments(problem: Problem, model: Model, hours: list[int],
                 span = range(start, min(start + commit.term_months, horizon))
                 if not any(m in months for m in span):
                     continue
-                y = model.nodes[(commit, site, start)] = model.col(commit.usd_per_node, 0.0, upper, integer=True)
+                y = model.nodes[(commit, site, start)] = model.col(problem.charge(commit, start), 0.0, upper,
+                                                                     integer=True)
                 for m in span:
                     active[(m, site)].append((y, commit.gpus))
     return active

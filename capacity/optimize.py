@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import highspy
 import numpy as np
 
-from capacity import decompose, heuristic, highs, milp
+from capacity import decompose, heuristic, highs, milp, settle
 from capacity.decode import Usage, decode, encode
 from capacity.milp import Model
 from capacity.plan import Plan, PlanBuilder
@@ -148,7 +148,7 @@ def solve(problem: Problem, gap: float = DEFAULT_GAP, time_limit_s: float = DEFA
         with ThreadPoolExecutor(WORKERS) as pool:
             list(pool.map(improve, todo))
     for part in parts:
-        _polish(part)
+        _polish(part, deadline)
     builder, usage = PlanBuilder(problem), Usage()
     stats: dict[str, int] = defaultdict(int)
     for part in parts:
@@ -276,23 +276,16 @@ def _milp(part: _Part, gap: float, abs_gap: float, time_limit_s: float, progress
     part.status = _status(h.getModelStatus(), closed)
 
 
-def _polish(part: _Part) -> None:
+def _polish(part: _Part, deadline: float) -> None:
     """Fix every integer column to its rounded value and solve the LP once more: HiGHS accepts integers
-    within a tolerance (a gang row's Z of 1e-7 would let a sliver of it run in a second region)."""
+    within a tolerance (a gang row's Z of 1e-7 would let a sliver of it run in a second region); then drop
+    every prepaid node that saves nothing (capacity/settle.py). The objective only falls."""
     model = part.model
     if part.x is None or not model.integer:
         return
-    ints = np.asarray(model.integer, dtype=np.int64)
-    lower, upper = np.asarray(model.lower, dtype=float), np.asarray(model.upper, dtype=float).copy()
-    lower[ints] = upper[ints] = np.round(part.x[ints])
-    h = highs.highs_for(model, integral=False, gap=DEFAULT_GAP, time_limit_s=DEFAULT_TIME_LIMIT_S,
-                        bounds=(lower, upper))
-    h.run()
-    if h.getModelStatus() == highspy.HighsModelStatus.kOptimal:
-        part.x = np.asarray(h.getSolution().col_value)
-        part.x[ints] = lower[ints]
-        part.objective = float(np.dot(model.arrays()["cost"], part.x))
-        part.bound = min(part.bound, part.objective)
+    part.x = settle.prune(model, part.x, deadline)
+    part.objective = float(np.dot(model.arrays()["cost"], part.x))
+    part.bound = min(part.bound, part.objective)
 
 
 def _run_milp(model: Model, gap: float, abs_gap: float, time_limit_s: float, progress: ProgressFn,

@@ -95,7 +95,7 @@ class PlanBuilder:
             CommitmentLine.model_construct(
                 cloud=c.offer.cloud, region=c.offer.region, machine_type=c.offer.machine_type, gpu=c.offer.gpu,
                 option=c.offer.option, start_month=problem.months[start], nodes=nodes, gpus=nodes * c.gpus,
-                usd_total=nodes * c.usd_per_node)
+                usd_total=nodes * problem.charge(c, start))
             for (c, start), nodes in sorted(self.bought.items(), key=lambda kv: (kv[0][0].offer.key, kv[0][1]))
         ]
         shortfall = []

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from capacity.csvio import InputError, RowProblem
-from capacity.schema import DemandRow, Market, OfferRow, Option, QuotaRow, hours, month_span
+from capacity.schema import DemandRow, Market, OfferRow, Option, QuotaRow, charged_hours, hours, month_span
 from components.catalog import Cloud
 
 DEFAULT_PENALTY_USD_PER_GPU_HOUR = 1000.0
@@ -47,10 +47,9 @@ class CommitOffer:
     def term_months(self) -> int:
         return self.offer.option.term_months
 
-    @property
-    def usd_per_node(self) -> float:
-        """The whole term's charge for one node: GPUs x term hours x rate."""
-        return self.offer.gpus_per_node * self.offer.option.term_hours * self.offer.usd_per_gpu_hour
+    def charge(self, start_month: str) -> float:
+        """The whole term's charge for one node bought in ``start_month``: GPUs x charged hours x rate."""
+        return self.offer.gpus_per_node * charged_hours(self.offer.option, start_month) * self.offer.usd_per_gpu_hour
 
 
 @dataclass(eq=False)
@@ -96,6 +95,11 @@ class Problem:
     hours: tuple[int, ...]  # hours(month) per month of the horizon
     penalty: float = DEFAULT_PENALTY_USD_PER_GPU_HOUR
     quotas_given: bool = True
+    never_saving: tuple[OfferRow, ...] = ()  # prepaid offers left out: rate >= the site's pay-per-use rate
+
+    def charge(self, commit: CommitOffer, start: int) -> float:
+        """One node of ``commit`` bought in horizon month ``start``, charged in full."""
+        return commit.charge(self.months[start])
 
     def sites_for(self, gpu: str) -> list[Site]:
         return [s for s in self.sites.values() if s.gpu == gpu]
@@ -120,12 +124,26 @@ def build(demand: Sequence[DemandRow], offers: Sequence[OfferRow], quotas: Seque
                 site.spot = offer
         else:
             _add_commit(site, offer)
+    never_saving = tuple(c.offer for site in sites.values() for c in _drop_never_saving(site))
     if quotas is not None:
         limits = {(q.cloud, q.region, q.gpu, q.market): float(q.max_gpus) for q in quotas}
         for site in sites.values():
             site.quota_on_demand = limits.get((*site.key, Market.ON_DEMAND), 0.0)
             site.quota_spot = limits.get((*site.key, Market.SPOT), 0.0)
-    return Problem(tuple(demand), months, sites, tuple(hours(m) for m in months), penalty, quotas is not None)
+    return Problem(tuple(demand), months, sites, tuple(hours(m) for m in months), penalty, quotas is not None,
+                   never_saving)
+
+
+def _drop_never_saving(site: Site) -> list[CommitOffer]:
+    """Prepaid offers whose rate is at or above the site's pay-per-use rate can never save: they are charged
+    for every hour whether used or not, count against the same quota and hold no more GPUs. Leaving them out
+    is where "ties go to the flexible option" starts (an ODCR billed at the on-demand rate was bought, at $0
+    saving, in every 31-day month: its 744 charged hours then equal the hours it can serve)."""
+    if site.on_demand is None:
+        return []
+    dropped = [c for c in site.commits if c.offer.usd_per_gpu_hour >= site.on_demand.usd_per_gpu_hour]
+    site.commits = [c for c in site.commits if c not in dropped]
+    return dropped
 
 
 def _add_commit(site: Site, offer: OfferRow) -> None:

@@ -29,8 +29,7 @@ HOURS_3Y = 26280
 # (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/capacity-blocks-purchase.html), so the shortest block that
 # covers any month of 29-31 days is 35 days. Prepaid: charged whether used or not.
 HOURS_CAPACITY_BLOCK = 35 * 24
-# A reservation held for a calendar month bills every hour it exists, used or not; 31 days, the longest month.
-HOURS_RESERVATION = 31 * 24
+# A reservation held for a calendar month bills every hour of that month, used or not (charged_hours).
 
 
 class Market(StrEnum):
@@ -67,8 +66,10 @@ class Option(StrEnum):
 
     @property
     def term_hours(self) -> int:
-        return {Option.COMMIT_1Y: HOURS_1Y, Option.COMMIT_3Y: HOURS_3Y, Option.CAPACITY_BLOCK: HOURS_CAPACITY_BLOCK,
-                Option.RESERVATION: HOURS_RESERVATION}.get(self, 0)
+        """The hours a commitment or capacity block charges whatever its start; 0 for a reservation, whose charge
+        depends on its month (``charged_hours``), and for options paid per hour used."""
+        return {Option.COMMIT_1Y: HOURS_1Y, Option.COMMIT_3Y: HOURS_3Y,
+                Option.CAPACITY_BLOCK: HOURS_CAPACITY_BLOCK}.get(self, 0)
 
 
 _TERM_MONTHS = {Option.COMMIT_1Y: 12, Option.COMMIT_3Y: 36, Option.CAPACITY_BLOCK: 1, Option.RESERVATION: 1}
@@ -228,6 +229,13 @@ def hours(month: str) -> int:
     """hours(month) = days in the month x 24."""
     year, mon = int(month[:4]), int(month[5:7])
     return calendar.monthrange(year, mon)[1] * 24
+
+
+def charged_hours(option: Option, start_month: str) -> int:
+    """Hours a prepaid purchase starting in ``start_month`` is charged for, used or not: a reservation held for a
+    calendar month bills each of its hours (hours(month): 720 h in a 30-day month, not a flat 744 or 730); a
+    commitment or capacity block its fixed term (Option.term_hours)."""
+    return hours(start_month) if option is Option.RESERVATION else option.term_hours
 
 
 def add_months(month: str, n: int) -> str:

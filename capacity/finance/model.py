@@ -28,6 +28,7 @@ from capacity.schema import (
     QuotaRequest,
     ShortfallLine,
     add_months,
+    charged_hours,
     hours,
 )
 
@@ -218,7 +219,7 @@ def build(run: Run, summary: dict[str, Any], budget: Sequence[BudgetRow] | None 
                 team_commit[team] += usd
         offer = next((x.offer for x in run.problem.sites[(c.cloud, c.region, c.gpu)].commits
                       if x.offer.machine_type == c.machine_type and x.offer.option is c.option), None)
-        rate = offer.usd_per_gpu_hour if offer else c.usd_total / (c.gpus * c.option.term_hours)
+        rate = offer.usd_per_gpu_hour if offer else c.usd_total / (c.gpus * charged_hours(c.option, c.start_month))
         od = run.problem.sites[(c.cloud, c.region, c.gpu)].on_demand
         advice.append(CommitmentAdvice(c, rate, od.usd_per_gpu_hour if od else None, used, cap, around, in_horizon))
     unmet: dict[str, float] = defaultdict(float)

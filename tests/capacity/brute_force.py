@@ -12,7 +12,7 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 
-from capacity.schema import DemandRow, OfferRow, Option, QuotaRow, add_months, hours
+from capacity.schema import DemandRow, OfferRow, QuotaRow, add_months, charged_hours, hours
 
 
 def _min_cost_flow(n: int, edges: list[list], source: int, sink: int, need: float) -> float:
@@ -95,8 +95,8 @@ def optimum(demand: Sequence[DemandRow], offers: Sequence[OfferRow], quotas: Seq
         for (o, start, _), k in zip(choices, nodes, strict=True):
             if not k:
                 continue
-            term = 12 if o.option is Option.COMMIT_1Y else 36
-            charge += k * o.gpus_per_node * o.option.term_hours * o.usd_per_gpu_hour
+            term = o.option.term_months
+            charge += k * o.gpus_per_node * charged_hours(o.option, months[start]) * o.usd_per_gpu_hour
             for m in range(start, min(start + term, len(months))):
                 committed[(m, o.cloud.value, o.region, o.gpu)] += k * o.gpus_per_node
         if any(v > quota(key[1:], "on_demand") for key, v in committed.items()):
