@@ -187,13 +187,31 @@ def gpu_taints(r: Node, config: Config) -> Iterable[str]:
 
 def single_zone(r: Node, config: Config) -> Iterable[str]:
     pool = _pool(r)
-    if not pool.is_gpu or pool.max_nodes < 2 or pool.zones is None:
+    if not pool.is_gpu or pool.zones is None:
+        return
+    if r.type == GKE_NODE_POOL and not pool.zones:
+        yield from _gke_every_zone(r)
+        return
+    if pool.max_nodes < 2:
         return
     allowed = (0, 1) if r.type == AKS_AGENT_POOL else (1,)
     if len(pool.zones) not in allowed:
         what = {EKS_NODE_GROUP: "subnets", GKE_NODE_POOL: "node locations"}.get(r.type, "availability zones")
         yield f"a pool of up to {pool.max_nodes} GPU nodes spans {len(pool.zones)} {what}: multi-node jobs " \
               "then pay cross-zone latency and egress; pin the pool to one zone"
+
+
+
+def _gke_every_zone(r: Node) -> Iterable[str]:
+    """No nodeLocations (or an empty list): the pool takes the cluster's node locations, every zone of a regional
+    cluster ("If unspecified, the cluster-level node_locations will be used",
+    https://www.pulumi.com/registry/packages/gcp/api-docs/container/nodepool/), with its node count in each zone;
+    only autoscaling.totalMaxNodeCount bounds the whole pool."""
+    total = get(r.props, "autoscaling.totalMaxNodeCount")
+    if total is not None and float(total) < 2:
+        return
+    yield "sets no nodeLocations, so the pool takes every zone of its cluster, its node count in each: multi-node " \
+          "jobs then pay cross-zone latency and egress; pin the pool to one zone (nodeLocations: [<zone>])"
 
 
 POLICIES = [

@@ -3,6 +3,7 @@ Lustre data that is backed up or exported to object storage, node auto-repair.""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 from policies.props import (
@@ -47,7 +48,7 @@ def versioned(stack: Stack, config: Config) -> Iterable[tuple[str, Node | None]]
 def _int(value: object, default: int) -> int:
     """A count as Pulumi carries it: 2, 2.0 (every number crosses the wire as a double) or "2"."""
     try:
-        return int(float(str(value).rstrip("%")))
+        return int(float(str(value)))
     except ValueError:
         return default
 
@@ -71,10 +72,28 @@ def one_node_at_a_time(r: Node, config: Config) -> Iterable[str]:
                   f"at most {limit}, strategy SURGE"
     if r.type == AKS_AGENT_POOL:
         surge = get(r.props, "upgradeSettings.maxSurge")
-        down = _int(get(r.props, "upgradeSettings.maxUnavailable", 0), 99)
-        if surge is None or str(surge).endswith("%") or _int(surge, 99) + down > limit:
-            yield f"upgrades drain maxSurge {surge or '10% (the default)'} + maxUnavailable {down} nodes at a " \
-                  f"time; set upgradeSettings.maxSurge to '{limit}' (or maxSurge '0' and maxUnavailable '{limit}')"
+        unavailable = get(r.props, "upgradeSettings.maxUnavailable", 0)
+        shares = [_aks_share(v, pool.max_nodes) for v in (surge, unavailable) if _is_share(v)]
+        if surge is None or shares or _int(surge, 99) + _int(unavailable, 99) > limit:
+            yield f"upgrades drain maxSurge {surge or '10% (the default)'} + maxUnavailable {unavailable} nodes at " \
+                  f"a time{''.join(shares)}; set upgradeSettings.maxSurge to '{limit}' (or maxSurge '0' and " \
+                  f"maxUnavailable '{limit}')"
+
+
+def _is_share(value: object) -> bool:
+    return str(value).strip().endswith("%")
+
+
+def _aks_share(value: object, nodes: int) -> str:
+    """AKS takes a percentage of the pool's node count at upgrade time, fractional nodes rounded up
+    (maxSurge / maxUnavailable, https://learn.microsoft.com/en-us/dotnet/api/microsoft.azure.commands.aks.
+    neworupdateagentpoolbase.maxunavailable): a share grows with the pool, so the rule asks for a count; the message
+    says what the share is at the pool's size now."""
+    try:
+        percent = float(str(value).strip().rstrip("%"))
+    except ValueError:
+        return f" ({value} is not a count)"
+    return f" ({value} of {nodes} nodes is {math.ceil(percent * nodes / 100)}, rounded up)" if nodes else ""
 
 
 def maintenance(stack: Stack, config: Config) -> Iterable[tuple[str, Node | None]]:

@@ -45,6 +45,9 @@ def sse(algorithm: str, key: object) -> dict:
     return {"rules.0.applyServerSideEncryptionByDefault": rule}
 
 
+GKE_EVERY_ZONE = ("sets no nodeLocations, so the pool takes every zone of its cluster, its node count in each: "
+                  "multi-node jobs then pay cross-zone latency and egress; pin the pool to one zone "
+                  "(nodeLocations: [<zone>])")
 NOT_PLACED_EKS = ("node group train-a100-eval-ng (p4d.24xlarge, up to {} nodes) is not in a cluster placement group: "
                   "EFA traffic then crosses spine switches")
 NOT_PLACED_GKE = ("a3-highgpu-8g pool of up to {} nodes has no compact placement (placementPolicy.type: COMPACT), "
@@ -150,6 +153,14 @@ CASES = [
     case(ONE, "aks", k.AKS_POOL, {"upgradeSettings": DROP},
          "upgrades drain maxSurge 10% (the default) + maxUnavailable 0 nodes at a time; set upgradeSettings.maxSurge "
          "to '1' (or maxSurge '0' and maxUnavailable '1')", label="aks-default-surge"),
+    # AKS takes a percentage of the pool's nodes, rounded up: 1% of a 200-node pool is 2 nodes, of either setting
+    case(ONE, "aks", k.AKS_POOL, {"count": 200, "upgradeSettings": {"maxSurge": "1%"}},
+         "upgrades drain maxSurge 1% + maxUnavailable 0 nodes at a time (1% of 200 nodes is 2, rounded up); set "
+         "upgradeSettings.maxSurge to '1' (or maxSurge '0' and maxUnavailable '1')", label="aks-surge-1-percent"),
+    case(ONE, "aks", k.AKS_POOL, {"count": 200, "upgradeSettings": {"maxSurge": "0", "maxUnavailable": "1%"}},
+         "upgrades drain maxSurge 0 + maxUnavailable 1% nodes at a time (1% of 200 nodes is 2, rounded up); set "
+         "upgradeSettings.maxSurge to '1' (or maxSurge '0' and maxUnavailable '1')", label="aks-unavailable-1-percent"),
+    case(ONE, "aks", k.AKS_POOL, {"count": 200, "upgradeSettings": {"maxSurge": "1"}}, label="aks-200-surge-1"),
     # GPU cap: the stack's GPUs at max nodes (aws-train: 16 x 8 H100 + 4 x 8 A100 = 160)
     case("stack-gpu-cap", "aws-train", k.NG_H100, {}, config={"stack-gpu-cap": {"max_gpus": 160}}, on=None,
          label="cap-at-total"),
@@ -279,5 +290,16 @@ BOUNDARY_GPU = [
     case("multi-node-pool-single-zone", "gke", k.GKE_POOL,
          {"nodeLocations": ["us-central1-a", "us-central1-b"], "autoscaling.totalMaxNodeCount": 1},
          label="gke-1-node-2-locations"),
+    # no nodeLocations: every zone of the cluster (Pulumi NodePool: "If unspecified, the cluster-level node_locations
+    # will be used"), the per-zone count in each; only a total of 1 node keeps a pool to one node
+    case("multi-node-pool-single-zone", "gke", k.GKE_POOL, {"nodeLocations": []}, GKE_EVERY_ZONE,
+         label="gke-no-locations"),
+    case("multi-node-pool-single-zone", "gke", k.GKE_POOL, {"nodeLocations": DROP}, GKE_EVERY_ZONE,
+         label="gke-locations-unset"),
+    case("multi-node-pool-single-zone", "gke", k.GKE_POOL,
+         {"nodeLocations": [], "autoscaling": {"minNodeCount": 0, "maxNodeCount": 1}}, GKE_EVERY_ZONE,
+         label="gke-no-locations-1-per-zone"),
+    case("multi-node-pool-single-zone", "gke", k.GKE_POOL, {"nodeLocations": [], "autoscaling.totalMaxNodeCount": 1},
+         label="gke-no-locations-1-node"),
 ]
 CASES += BOUNDARY_GPU

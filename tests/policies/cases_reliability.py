@@ -19,8 +19,8 @@ CASES = [
     case("gpu-pool-one-node-at-a-time", "gke", k.GKE_POOL, {"upgradeSettings.maxSurge": 2},
          "upgrades replace 2 nodes at a time (maxSurge 2 + maxUnavailable 0); at most 1, strategy SURGE"),
     case("gpu-pool-one-node-at-a-time", "aks", k.AKS_POOL, {"upgradeSettings.maxSurge": "33%"},
-         "upgrades drain maxSurge 33% + maxUnavailable 0 nodes at a time; set upgradeSettings.maxSurge to '1' (or "
-         "maxSurge '0' and maxUnavailable '1')"),
+         "upgrades drain maxSurge 33% + maxUnavailable 0 nodes at a time (33% of 4 nodes is 2, rounded up); set "
+         "upgradeSettings.maxSurge to '1' (or maxSurge '0' and maxUnavailable '1')"),
     case("maintenance-window-set", "gke", k.GKE, {"maintenancePolicy": DROP},
          "no maintenance window or exclusion: GKE may upgrade GPU nodes in the middle of a training run"),
     case("maintenance-window-set", "aks", k.AKS_MAINTENANCE, DROP,
