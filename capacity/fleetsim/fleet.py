@@ -1,0 +1,75 @@
+"""The simulated fleet from stack files: each cluster a worker, each GPU pool a flavor priced from the price table,
+each team's quota per flavor as components/k8s/kueue.py lays it out, and the teams' MultiKueueConfig orders."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+
+from capacity import dispatch
+from capacity.dispatch import TIER_OF_CAPACITY, Tier
+from capacity.fleetsim.model import Job, Policy, Pool, Worker
+from capacity.prices.table import Prices
+from components.fleet import Cluster, Fleet
+from components.k8s.kueue import gpu_shares
+
+
+def _pool_price(cluster: Cluster, pool_name: str, prices: Prices) -> float:
+    pool = next(p for p in cluster.pools if p.name == pool_name)
+    offer = prices.price(cluster.cloud.value, cluster.spec.region, pool.machine.name, pool.capacity.value)
+    if offer is None:  # unknown is never zero: a simulated cost needs every rate
+        raise ValueError(f"{cluster.name}/{pool.name}: no price for {pool.machine.name} ({pool.capacity.value}) in "
+                         f"{cluster.spec.region}; add it to capacity/data/offers.csv (`gpufleet capacity prices`)")
+    return offer.usd_per_node_hour / pool.machine.gpus
+
+
+def worker(name: str, cluster: Cluster, prices: Prices) -> Worker:
+    pools = tuple(Pool(p.name, p.machine.gpu, TIER_OF_CAPACITY[p.capacity], p.max_gpus,
+                       _pool_price(cluster, p.name, prices)) for p in cluster.pools)
+    shares = gpu_shares(cluster)
+    quotas: dict[tuple[str, str], int] = {}
+    for team in cluster.spec.addons.kueue_teams:
+        for pool in cluster.pools:
+            others = sum(shares[t.name][pool.name] for t in cluster.spec.addons.kueue_teams if t.name != team.name)
+            limit = others if team.borrowing_limit_gpus is None else min(others, team.borrowing_limit_gpus)
+            quotas[(team.name, pool.name)] = shares[team.name][pool.name] + limit
+    return Worker(name, pools, quotas)
+
+
+def workers(stacks: Mapping[str, Fleet], prices: Prices) -> list[Worker]:
+    """One worker per cluster of each stack, named ``<stack>/<cluster>``."""
+    return [worker(f"{stack}/{c.name}", c, prices) for stack, fleet in sorted(stacks.items()) for c in fleet.clusters]
+
+
+def offers(w: Worker, team: str) -> list[dispatch.Offer]:
+    """What ``w`` can give ``team``: per flavor, the GPUs its quota there allows, at the flavor's rate."""
+    return [dispatch.Offer(w.name, p.gpu, p.tier, min(w.quotas.get((team, p.name), 0), p.gpus), p.usd_per_gpu_hour)
+            for p in w.pools]
+
+
+def planned_prepaid(w: Worker, team: str, gpu: str) -> float:
+    """Without a plan file: the team's prepaid quota there stands for where the plan put its prepaid capacity."""
+    return float(sum(min(w.quotas.get((team, p.name), 0), p.gpus) for p in w.offers(gpu) if p.tier is Tier.PREPAID))
+
+
+def team_demand(jobs: Iterable[Job]) -> dict[str, tuple[str, bool]]:
+    """team -> (the GPU most of its jobs ask for, whether its work may run on spot)."""
+    gpus: dict[str, Counter[str]] = {}
+    spot: dict[str, bool] = {}
+    for job in jobs:
+        gpus.setdefault(job.team, Counter())[job.gpu] += job.gpus
+        spot[job.team] = spot.get(job.team, True) and job.spot_ok
+    return {team: (count.most_common(1)[0][0], spot[team]) for team, count in gpus.items()}
+
+
+def orders(fleet: Sequence[Worker], policy: Policy, demand: Mapping[str, tuple[str, bool]]) -> dict[str, list[str]]:
+    """Each team's MultiKueueConfig: the workers with its queue and a flavor of its GPU it may use, in the policy's
+    order (by name, or capacity.dispatch's plan order)."""
+    out: dict[str, list[str]] = {}
+    for team, (gpu, spot_ok) in sorted(demand.items()):
+        mine = [w for w in fleet if team in w.teams]
+        ranked = dispatch.rank(gpu, spot_ok, (o for w in mine for o in offers(w, team)),
+                               {w.name: planned_prepaid(w, team, gpu) for w in mine})
+        names = [r.worker for r in ranked]
+        out[team] = names if policy.order == "plan" else sorted(names)
+    return out
