@@ -29,6 +29,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/pr_bench.py
 	$(BIN)/python benchmarks/capacity_bench.py
 	$(BIN)/python benchmarks/fleet_sim_bench.py
+	$(BIN)/python benchmarks/actuals_bench.py
 	GPUFLEET_INVARIANTS=long GPUFLEET_HYPOTHESIS=explore $(BIN)/python -m pytest -n 2 tests/invariants
 
 mutations: $(STAMP)

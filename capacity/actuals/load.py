@@ -134,11 +134,14 @@ def _cell_problems(con: duckdb.DuckDBPyConnection, label: str, header: dict[str,
         checks.append(("Tags", f"{_text('Tags', header['Tags'])} IS NOT NULL AND NOT "
                                f"coalesce(json_valid({_text('Tags', header['Tags'])}), false)",
                        "is not a JSON object of tags.", 'Write the tags as JSON, e.g. {"team": "research"}.'))
+    counts = con.execute("SELECT " + ", ".join(f"count(*) FILTER (WHERE {bad})" for _, bad, _, _ in checks)
+                         + " FROM raw").fetchone()  # one scan; the rows only of the checks that failed
     problems = []
-    for column, bad, message, fix in checks:
-        found = con.execute(f"SELECT _row, {_text(column, header[column])} FROM raw WHERE {bad} ORDER BY _row "
-                            f"LIMIT {MAX_SHOWN}").fetchall()
-        problems += [RowProblem(label, row, column, value, message, fix) for row, value in found]
+    for (column, bad, message, fix), count in zip(checks, counts, strict=True):
+        if count:
+            found = con.execute(f"SELECT _row, {_text(column, header[column])} FROM raw WHERE {bad} ORDER BY _row "
+                                f"LIMIT {MAX_SHOWN}").fetchall()
+            problems += [RowProblem(label, row, column, value, message, fix) for row, value in found]
     return problems
 
 
@@ -146,8 +149,7 @@ def _insert(con: duckdb.DuckDBPyConnection, label: str, header: dict[str, str], 
             team_tag: str) -> None:
     t = {c: _typed(c, header) for c in focus.TYPES}
     described = [_text(c, header[c]) for c in focus.DESCRIBING if c in header]
-    text = (f"lower(regexp_replace(concat_ws(' ', {', '.join(described)}), '[\\s_]+', '-', 'g'))"
-            if described else "''")
+    text = f"concat_ws(' ', {', '.join(described)})" if described else "''"
     names = con.execute("SELECT string_agg(regexp_escape(norm), '|' ORDER BY length(norm) DESC) FROM machines"
                         ).fetchone()[0]
     units = " ".join(f"WHEN '{u}' THEN {h} WHEN '{u}s' THEN {h}" for u, h in HOURS_PER.items())
@@ -171,15 +173,20 @@ def _insert(con: duckdb.DuckDBPyConnection, label: str, header: dict[str, str], 
                    {t['CommitmentDiscountId']} AS cid, {t['CommitmentDiscountStatus']} AS cst,
                    {t['CapacityReservationId']} AS crid, {t['CapacityReservationStatus']} AS crst,
                    {t['ConsumedQuantity']} AS q, {t['ConsumedUnit']} AS unit,
-                   json_extract_string({tags}, '{tag_path}') AS team,
-                   nullif(regexp_extract({text}, '(^|[^a-z0-9.])({names})([^a-z0-9]|$)', 2), '') AS mnorm
-            FROM raw)
+                   {tags} AS tags, {text} AS said
+            FROM raw),
+        -- a bill repeats a few descriptions many times: match each distinct one once
+        said AS (SELECT said, nullif(regexp_extract(lower(regexp_replace(said, '[\\s_]+', '-', 'g')),
+                                                    '(^|[^a-z0-9.])({names})([^a-z0-9]|$)', 2), '') AS mnorm
+                 FROM (SELECT DISTINCT said FROM typed)),
+        tagged AS (SELECT tags, json_extract_string(tags, '{tag_path}') AS team FROM (SELECT DISTINCT tags FROM typed))
         SELECT '{label.replace("'", "''")}', _row, s, e, strftime(s, '%Y-%m'), cat, ec, bc, cur,
                coalesce(provider_cloud, m.cloud), pc, rid, region, cid, cst, crid, crst, q, unit, team,
                m.name, m.gpu, m.gpus,
                CASE WHEN cat = 'Usage' AND m.gpus IS NOT NULL AND coalesce(cst, '') <> 'Unused'
                          AND coalesce(crst, '') <> 'Unused' THEN q * m.gpus * CASE unit {units} END END
-        FROM typed LEFT JOIN machines m ON m.norm = typed.mnorm
+        FROM typed LEFT JOIN said USING (said) LEFT JOIN tagged USING (tags)
+             LEFT JOIN machines m ON m.norm = said.mnorm
     """)
 
 
