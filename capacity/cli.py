@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from capacity import inputs
-from capacity.actuals.cli import actuals
+from capacity.actuals import cli as actuals_cli
 from capacity.csvio import InputError, load_rows, write_models
 from capacity.problem import DEFAULT_GAP as GAP
 from capacity.problem import DEFAULT_PENALTY_USD_PER_GPU_HOUR as PENALTY
@@ -32,7 +32,7 @@ app = typer.Typer(help="Capacity planning: demand forecasts, live quotas, an opt
                   "its reconciliation with the stacks.", no_args_is_help=True)
 console = Console()
 errors = Console(stderr=True)
-app.command("actuals")(actuals)
+app.command("actuals")(actuals_cli.actuals)
 
 
 class Quantile(StrEnum):
@@ -228,6 +228,11 @@ def report_command(
     allow_unmatched_budget: Annotated[bool, typer.Option(help="keep budget.csv rows whose cost_center matches no "
                                                               "team of the demand, with a warning, instead of "
                                                               "refusing the file")] = False,
+    focus: Annotated[list[Path] | None, typer.Option(help="FOCUS exports (files or directories): add the actuals "
+                                                          "sections, plan against the bill (docs/actuals.md)")] = None,
+    actuals_db: Annotated[Path | None, typer.Option(help="the DuckDB database for --focus; default: the user's "
+                                                         "data directory")] = None,
+    currency: Annotated[str | None, typer.Option(help="billing currency of exports without BillingCurrency")] = None,
 ) -> None:
     """The report finance reviews: forecast (with --history), plan, budget variance -> HTML, XLSX, Markdown."""
     from capacity import forecast as fc
@@ -247,6 +252,7 @@ def report_command(
         teams = {r.team for r in rows or history_rows or []}
         kept: list[str] | None = [] if allow_unmatched_budget else None
         budget_rows = budgets.load_budget(budget, teams, kept) if budget else None
+        loaded = actuals_cli.load_exports(focus, actuals_db, currency) if focus else None  # before the long solve
     except InputError as err:
         raise _fail(err) from None
     for warning in kept or []:
@@ -262,7 +268,8 @@ def report_command(
     with report.solving(errors) as progress:
         run = planner.plan(rows, offer_rows, quota_rows, penalty, gap, time_limit, progress)
     data = report.write(run, out, stale_after_days)
-    made = finance.write(run, data, out, budget_rows, history_rows, result, quantile.value)
+    document = actuals_cli.report(*loaded, (run.plan.lines, run.plan.commitments)) if loaded else None
+    made = finance.write(run, data, out, budget_rows, history_rows, result, quantile.value, actuals=document)
     finance.render(made, console)
     console.print(f"Total spend ${data['total_usd']:,.2f}, unmet GPU-hours {data['unmet_gpu_hours']:,.0f}, "
                   f"{data['quota_requests']} quota request(s). Wrote {', '.join(finance.FILES)} and "

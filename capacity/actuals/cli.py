@@ -56,22 +56,10 @@ def actuals(
 ) -> None:
     """What was bought and what was used: commitment and capacity reservation utilisation, GPU spend by team and
     month, and the plan against the bill, from FOCUS cost-and-usage exports."""
-    from capacity.actuals import load
-
-    files = exports(focus)
     try:
-        if not files:
-            raise InputError([RowProblem(", ".join(map(str, focus)), None, None, None, "holds no CSV or Parquet "
-                                         "export.", "Name the FOCUS export files, or the directory they are in.")])
-        if currency is not None and currency != "USD":
-            raise InputError([RowProblem("--currency", None, None, currency, "is not USD; gpufleet reports US "
-                                         "dollars and does not convert.", "Export the data in USD.")])
         plan_rows = (load_rows(plan / "plan.csv", PlanLine), load_rows(plan / "commitments.csv", CommitmentLine)
                      ) if plan else None
-        con = load.connect(db or default_db())
-        with _progress(not as_json) as bar:
-            task = bar.add_task("loading FOCUS exports", total=len(files))
-            keys = load.load(con, files, currency, team_tag, lambda f, n: bar.advance(task))
+        con, keys = load_exports(focus, db, currency, team_tag, not as_json)
     except InputError as err:
         errors.print(err.render(), style="red", highlight=False, markup=False)
         raise typer.Exit(2) from None
@@ -80,6 +68,24 @@ def actuals(
         print(json.dumps(document, indent=1))
         return
     _render(document)
+
+
+def load_exports(focus: list[Path], db: Path | None, currency: str | None, team_tag: str = "team",
+                 shown: bool = True) -> tuple[Any, list[str]]:
+    """Load the exports named (files or directories) into the database: (connection, file keys). InputError."""
+    from capacity.actuals import load
+
+    files = exports(focus)
+    if not files:
+        raise InputError([RowProblem(", ".join(map(str, focus)), None, None, None, "holds no CSV or Parquet export.",
+                                     "Name the FOCUS export files, or the directory they are in.")])
+    if currency is not None and currency != "USD":
+        raise InputError([RowProblem("--currency", None, None, currency, "is not USD; gpufleet reports US dollars "
+                                     "and does not convert.", "Export the data in USD.")])
+    con = load.connect(db or default_db())
+    with _progress(shown) as bar:
+        task = bar.add_task("loading FOCUS exports", total=len(files))
+        return con, load.load(con, files, currency, team_tag, lambda f, n: bar.advance(task))
 
 
 def _progress(shown: bool) -> Progress:

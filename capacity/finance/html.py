@@ -6,7 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import jinja2
+import markupsafe
 
+from capacity.finance import actuals
 from capacity.finance.charts import Chart
 from capacity.finance.model import Report
 
@@ -88,6 +90,7 @@ Prices as of {{ s.prices.as_of or "an unstated date" }}{% if s.prices.age_days i
 {% endfor %}<tr><th>total</th><th class="n">{{ r.teams|sum(attribute='gpu_hours')|num }}</th><th class="n">{{ r.teams|sum(attribute='unmet_gpu_hours')|num }}</th><th class="n">{{ s.usage_usd|usd }}</th><th class="n">{{ s.commitment_usd|usd }}</th><th class="n">{{ s.total_usd|usd }}</th>{% if r.variance is not none %}<th class="n">{{ r.budget_usd|usd }}</th><th class="n">{{ r.teams|sum(attribute='planned_in_budget_usd')|usd }}</th><th class="n">{{ (r.teams|sum(attribute='planned_in_budget_usd') - r.budget_usd)|usd(sign=True) }}</th>{% endif %}</tr></table>
 {% if r.variance is not none %}<p class="note">Budget, planned cost and variance cover the budgeted months only (variance = planned - budget, positive = over budget); "total" also holds commitment charges after the horizon. A team whose demand is partly unmet is never shown as under budget in green: its plan does not buy the GPUs it is short of. Every month and cost center is in report.xlsx (sheet By team).</p>{% endif %}
 
+{{ actuals_section }}
 <h2 id="assumptions">Assumptions</h2>
 <table>{% for k, v in r.assumptions %}<tr><th>{{ k }}</th><td class="w">{{ v }}</td></tr>{% endfor %}</table>
 <table><tr><th>cloud</th><th>price snapshot dates</th><th>offers used</th></tr>
@@ -132,7 +135,8 @@ def render(report: Report, charts: list[Chart], quantile: str) -> str:
         r=report, s=report.summary, charts=charts, quantile=quantile, clouds=CLOUDS, options=OPTIONS,
         h=report.headline, overdue=sum(report.overdue(q) for q in report.requests),
         col=lambda by, k: sum(v.get(k, 0.0) for v in by.values()),
-        price_dates=[(c, ", ".join(sorted(d)), n) for c, (d, n) in sorted(dates.items())])
+        price_dates=[(c, ", ".join(sorted(d)), n) for c, (d, n) in sorted(dates.items())],
+        actuals_section=markupsafe.Markup(actuals.html(env, report.actuals, charts)) if report.actuals else "")
 
 
 def write(path: Path, report: Report, charts: list[Chart], quantile: str) -> None:

@@ -131,6 +131,7 @@ class Report:
     assumptions: list[tuple[str, str]] = field(default_factory=list)
     shortfall: list[ShortfallLine] = field(default_factory=list)  # largest first, each with its reason
     on: dt.date = field(default_factory=staleness.today)  # the day quota requests are judged overdue against
+    actuals: dict[str, Any] | None = None  # the gpufleet.actuals/v1 document when FOCUS exports were given
 
     def overdue(self, request: QuotaRequest) -> bool:
         return staleness.overdue(request.request_by, self.on)

@@ -25,8 +25,10 @@ STYLE = {Position.OVER: "red", Position.WITHIN: "green", Position.UNKNOWN: "yell
 
 def write(run: Run, summary: dict[str, Any], out: Path, budget: Sequence[BudgetRow] | None = None,
           history: Sequence[HistoryRow] | None = None, forecast: Forecast | None = None,
-          quantile: str = "P80", on: dt.date | None = None) -> Report:
+          quantile: str = "P80", on: dt.date | None = None, actuals: dict[str, Any] | None = None) -> Report:
+    """``actuals``: the gpufleet.actuals/v1 document of the FOCUS exports given, for the actuals sections."""
     report = build(run, summary, budget, history, forecast, quantile, on)
+    report.actuals = actuals
     out.mkdir(parents=True, exist_ok=True)
     html.write(out / "report.html", report, charts.render(report), quantile)
     xlsx.write(out / "report.xlsx", report)

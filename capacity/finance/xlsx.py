@@ -1,4 +1,5 @@
-"""report.xlsx: sheets Summary, Monthly plan, By team, Quota requests, Commitments, Assumptions.
+"""report.xlsx: sheets Summary, Monthly plan, By team, Quota requests, Commitments, Assumptions (and, when FOCUS
+exports are given, Actuals plan vs bill, Actuals utilisation, Actuals GPU spend).
 
 Cells hold unrounded values; number formats do the rounding for display, so sums in the workbook agree with
 summary.json to the cent. Headers are bold and frozen; columns are sized to their content.
@@ -14,6 +15,7 @@ from openpyxl import Workbook
 from openpyxl.styles import Font, PatternFill
 from openpyxl.utils import get_column_letter
 
+from capacity.finance import actuals
 from capacity.finance.model import CLOUDS, OPTIONS, Report
 
 USD = '"$"#,##0.00;[Red]-"$"#,##0.00'
@@ -146,4 +148,6 @@ def write(path: Path, report: Report) -> None:
         rows.append([f"{o.cloud.value} {o.region} {o.machine_type} {o.option.value}",
                      f"${o.usd_per_gpu_hour:.6g}/GPU-h, as of {o.as_of or 'undated'}: {o.source or 'no source'}"])
     _sheet(wb, "Assumptions", header, rows, {})
+    if report.actuals:
+        actuals.sheets(wb, report.actuals, _sheet, USD, PCT, HOURS)
     wb.save(path)
