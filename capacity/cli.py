@@ -33,6 +33,7 @@ app = typer.Typer(help="Capacity planning: demand forecasts, live quotas, an opt
 console = Console()
 errors = Console(stderr=True)
 app.command("actuals")(actuals_cli.actuals)
+app.command("chargeback")(actuals_cli.chargeback)
 
 
 class Quantile(StrEnum):
@@ -286,11 +287,9 @@ def reconcile(
 ) -> None:
     """Compare the plan with what the stacks provision: over- and under-provisioning, and its monthly cost."""
     from capacity.reconcile import reconcile as compare
-    from stacks.config import STACKS_DIR, load_stack_file
+    from stacks.config import load_stack_file, stack_paths
 
-    files: list[Path] = []
-    for path in stacks or [STACKS_DIR]:
-        files.extend(sorted(path.glob("Pulumi.*.yaml")) if path.is_dir() else [path])
+    files = stack_paths(stacks)
     try:
         lines = load_rows(plan_dir / "plan.csv", PlanLine)
         commitments = load_rows(plan_dir / "commitments.csv", CommitmentLine)
