@@ -23,7 +23,7 @@ def judge(size_bytes: int, seconds: float, ranks: int, threshold: float) -> tupl
     algbw, busbw = bandwidths(size_bytes, seconds, ranks)
     passed = busbw >= threshold
     return passed, (f"{'PASS' if passed else 'FAIL'}: all-reduce of {size_bytes} bytes over {ranks} ranks in "
-                    f"{seconds * 1e3:.4f} ms: {busbw:.2f} GB/s bus bandwidth ({algbw:.2f} GB/s algorithm "
+                    f"{seconds * 1e3:.6g} ms: {busbw:.6g} GB/s bus bandwidth ({algbw:.6g} GB/s algorithm "
                     f"bandwidth), threshold {threshold} GB/s")
 
 
