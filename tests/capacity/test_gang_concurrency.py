@@ -89,7 +89,8 @@ def _line(option: Option, gpu_hours: float) -> PlanLine:
 
 
 SEVEN_BLOCKS = [CommitmentLine(cloud=Cloud.AWS, region="us-east-1", machine_type="h100-m8", gpu="H100",
-                               option=Option.CAPACITY_BLOCK, start_month=JAN, nodes=7, gpus=56, usd_total=7 * BLOCK_USD)]
+                               option=Option.CAPACITY_BLOCK, start_month=JAN, nodes=7, gpus=56,
+                               usd_total=7 * BLOCK_USD)]
 
 
 def test_the_checker_catches_a_gang_held_on_fewer_prepaid_gpus_than_it_needs() -> None:
@@ -108,7 +109,7 @@ def test_unserved_hours_of_a_gang_come_out_of_its_prepaid_share() -> None:
     # 4,000 on the blocks and 5,208 on demand pass (32,456 unserved); 4,000 and 4,000 do not, although 4,000 of
     # 8,000 served is more paid than 8 / 64 of it. The exact proportional rule would multiply two decisions
     # (docs/capacity.md, "Concurrency").
-    assert check.check(GANG64, OFFERS, QUOTAS, [_line(Option.CAPACITY_BLOCK, 4_000.0), _line(Option.ON_DEMAND, 5_208.0)],
-                       SEVEN_BLOCKS).ok
+    assert check.check(GANG64, OFFERS, QUOTAS,
+                       [_line(Option.CAPACITY_BLOCK, 4_000.0), _line(Option.ON_DEMAND, 5_208.0)], SEVEN_BLOCKS).ok
     assert not check.check(GANG64, OFFERS, QUOTAS,
                            [_line(Option.CAPACITY_BLOCK, 4_000.0), _line(Option.ON_DEMAND, 4_000.0)], SEVEN_BLOCKS).ok
