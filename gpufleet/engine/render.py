@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from typing import Any
+
 from rich.console import Console, Group
 from rich.panel import Panel
 from rich.table import Table
@@ -40,6 +43,16 @@ def summary_tables(preview: Preview) -> Group:
     for model, n in preview.gpus().items():
         gpus.add_row(model, f"{n:,}")
     return Group(counts, gpus)
+
+
+def print_notes(console: Console, documents: Iterable[Mapping[str, Any]]) -> None:
+    """Each preview document's notes, once each, prefixed by its stack (example stacks share cluster names)."""
+    seen: set[tuple[str, str]] = set()
+    for doc in documents:
+        for note in doc.get("notes") or []:
+            if (doc["stack"], note) not in seen:
+                seen.add((doc["stack"], note))
+                console.print(f"[dim]stack {doc['stack']}:[/] {note}", highlight=False, soft_wrap=True)
 
 
 def print_preview(console: Console, preview: Preview, *, tree: bool = True) -> None:
