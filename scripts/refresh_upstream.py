@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from components.k8s import upstream  # noqa: E402
-from components.k8s.upstream import derive, derive_cpp, derive_manifests, derive_release  # noqa: E402
+from components.k8s.upstream import derive, derive_cpp, derive_go, derive_manifests, derive_release  # noqa: E402
 
 DEFAULT_MIRROR = Path(os.environ.get("GPUFLEET_UPSTREAM_MIRROR", Path.home() / ".cache" / "gpufleet" / "upstream"))
 console = Console(stderr=True)
@@ -192,6 +192,7 @@ PER_FILE: dict[str, Callable[[str, Any], Any]] = {
     "dockerfiles": lambda text, _: derive_cpp.dockerfile_facts(text),
     "tables": derive.markdown_table,
     "texts": lambda text, _: text.strip(),
+    "feature_gates": derive_go.feature_gates,
 }
 
 
