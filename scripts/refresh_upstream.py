@@ -260,6 +260,10 @@ def derive_pin(name: str, row: dict[str, Any], mirror: Path, offline: bool, toda
             for path, wants in files:
                 paths.append(path)
                 out[kind][path] = facts_of(source.show(commit, path), wants)
+    if row.get("chart_package"):  # what the release's chart package stamps over values.yaml (images, tags)
+        paths.append(row["chart_package"])
+        out["chart_package"] = derive_release.chart_package_values(
+            source.show(commit, row["chart_package"]), str(row["git"]["ref"]), f"{row['chart_dir']}/values.yaml")
     if row.get("metrics"):
         out["metrics"] = _metrics(source, commit, row["metrics"], paths)
     if row.get("release"):
