@@ -13,11 +13,11 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.table import Table
 
 from capacity import inputs
 from capacity.actuals import cli as actuals_cli
 from capacity.csvio import InputError, load_rows, write_models
-from capacity.ledger import cli as ledger_cli
 from capacity.problem import DEFAULT_GAP as GAP
 from capacity.problem import DEFAULT_PENALTY_USD_PER_GPU_HOUR as PENALTY
 from capacity.problem import DEFAULT_TIME_LIMIT_S
@@ -25,7 +25,6 @@ from capacity.quotas import FetchResult
 from capacity.reconcile import ReconcileRow
 from capacity.schema import CommitmentLine, PlanLine, QuotaRow
 from capacity.staleness import STALE_AFTER_DAYS
-from capacity.terminal import Column, Format, FormatOpt, print_table
 from components.catalog import Cloud
 from components.errors import SpecError
 
@@ -34,8 +33,6 @@ app = typer.Typer(help="Capacity planning: demand forecasts, live quotas, an opt
 console = Console()
 errors = Console(stderr=True)
 app.command("actuals")(actuals_cli.actuals)
-app.command("chargeback")(actuals_cli.chargeback)
-app.command("ledger")(ledger_cli.ledger)
 
 
 class Quantile(StrEnum):
@@ -190,7 +187,7 @@ def plan(
     time_limit: Annotated[float, typer.Option(min=1.0, help="seconds for each solve")] = DEFAULT_TIME_LIMIT_S,
     skip_unoffered: SkipUnoffered = False,
     stale_after_days: StaleAfter = STALE_AFTER_DAYS,
-    fmt: FormatOpt = Format.TEXT,
+    json_summary: Annotated[bool, typer.Option("--json", help="print summary.json instead of tables")] = False,
 ) -> None:
     """Plan the cheapest way to serve demand.csv within quotas: MILP (HiGHS), greedy baseline, quota requests."""
     from capacity import planner, report  # HiGHS loads only when a plan is asked for
@@ -204,7 +201,7 @@ def plan(
     with report.solving(errors) as progress:
         run = planner.plan(rows, offer_rows, quota_rows, penalty, gap, time_limit, progress)
     data = report.write(run, out, stale_after_days)
-    if fmt is Format.JSON:  # summary.json
+    if json_summary:
         console.print_json(json.dumps(data, sort_keys=True))
     else:
         report.render(run, console, out, stale_after_days)
@@ -286,13 +283,14 @@ def reconcile(
     stacks: Annotated[list[Path] | None, typer.Option(help="stack files or directories; default: stacks/")] = None,
     offers: Annotated[Path | None, typer.Option(help="offers.csv for prices; default: the bundled snapshot")] = None,
     out: Annotated[Path | None, typer.Option(help="reconcile.csv to write; default: <plan>/reconcile.csv")] = None,
-    fmt: FormatOpt = Format.TEXT,
 ) -> None:
     """Compare the plan with what the stacks provision: over- and under-provisioning, and its monthly cost."""
     from capacity.reconcile import reconcile as compare
-    from stacks.config import load_stack_file, stack_paths
+    from stacks.config import STACKS_DIR, load_stack_file
 
-    files = stack_paths(stacks)
+    files: list[Path] = []
+    for path in stacks or [STACKS_DIR]:
+        files.extend(sorted(path.glob("Pulumi.*.yaml")) if path.is_dir() else [path])
     try:
         lines = load_rows(plan_dir / "plan.csv", PlanLine)
         commitments = load_rows(plan_dir / "commitments.csv", CommitmentLine)
@@ -303,9 +301,6 @@ def reconcile(
     rows = compare(lines, commitments, fleets, offer_rows)
     target = out or plan_dir / "reconcile.csv"
     write_models(target, ReconcileRow, rows)
-    if fmt is Format.JSON:  # every row, as reconcile.csv has them
-        typer.echo(json.dumps([r.model_dump(mode="json") for r in rows], indent=2))
-        return
     _render_reconcile(rows, len(files))
     console.print(f"Wrote {len(rows)} row(s) to {target}")
 
@@ -366,18 +361,17 @@ def apply(
 
 def _render_reconcile(rows: list, stack_count: int) -> None:
     flagged = [r for r in rows if r.status != "ok"]
-    numbers = ("planned", "max", "paid", "GPUs off", "USD/month")
-    columns = [Column(c, justify="right" if c in numbers else "left")
-               for c in ("month", "cloud", "region", "gpu", "status", *numbers)]
-    cells = [(r.month, r.cloud, r.region, r.gpu, r.status, f"{r.planned_gpus:,.1f}", str(r.provisioned_max_gpus),
-              str(r.paid_gpus), f"{r.gpus:,.1f}", "no price" if r.usd_per_month is None else f"{r.usd_per_month:,.0f}")
-             for r in flagged[:40]]
-    print_table(console, f"Plan vs {stack_count} stack(s): {len(flagged)} month(s) off", columns, cells,
-                caption=f"... {len(flagged) - 40} more in reconcile.csv" if len(flagged) > 40 else "",
-                title_justify="left")
+    table = Table(title=f"Plan vs {stack_count} stack(s): {len(flagged)} month(s) off", title_justify="left")
+    for col in ("month", "cloud", "region", "gpu", "status", "planned", "max", "paid", "GPUs off", "USD/month"):
+        table.add_column(col, justify="right" if col in ("planned", "max", "paid", "GPUs off", "USD/month") else "left")
+    for r in flagged[:40]:
+        cost = "no price" if r.usd_per_month is None else f"{r.usd_per_month:,.0f}"
+        table.add_row(r.month, r.cloud, r.region, r.gpu, r.status, f"{r.planned_gpus:,.1f}",
+                      str(r.provisioned_max_gpus), str(r.paid_gpus), f"{r.gpus:,.1f}", cost)
+    if len(flagged) > 40:
+        table.caption = f"... {len(flagged) - 40} more in reconcile.csv"
+    console.print(table)
     for status in ("under", "over"):
-        of = [r for r in rows if r.status == status]
-        unpriced = sum(r.usd_per_month is None for r in of)
-        total = sum(r.usd_per_month for r in of if r.usd_per_month is not None)
-        console.print(f"{status}-provisioned: {'at least ' if unpriced else ''}${total:,.0f} across {len(of)} "
-                      "cloud/region/GPU-months" + (f" ({unpriced} without a price)" if unpriced else ""))
+        total = sum(r.usd_per_month or 0.0 for r in rows if r.status == status)
+        console.print(f"{status}-provisioned: ${total:,.0f} across {sum(1 for r in rows if r.status == status)} "
+                      "cloud/region/GPU-months")

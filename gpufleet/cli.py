@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -10,12 +11,11 @@ import typer
 from rich.console import Console
 
 from capacity.cli import app as capacity_app
-from capacity.terminal import Format
 from gpufleet.checks.cli import check_previews, policy_app, verdicts_document
 from gpufleet.deploy import cli as deploy_cli
 from gpufleet.engine.capture import ProgramError
 from gpufleet.engine.parallel import preview_many
-from gpufleet.engine.render import print_notes, print_preview
+from gpufleet.engine.render import print_preview
 from gpufleet.jobs.cli import jobs_app
 from gpufleet.netsim.cli import netsim_app
 from gpufleet.review import cli as review_cli
@@ -31,6 +31,11 @@ errors = Console(stderr=True)
 @app.callback()
 def main() -> None:
     """Multi-cloud GPU training fleets on Pulumi: previews, policies, diffs and capacity plans."""
+
+
+class Format(StrEnum):
+    TEXT = "text"
+    JSON = "json"
 
 
 @app.command()
@@ -69,7 +74,6 @@ def preview(
     valid = [p for p in previews if p.ok]
     found = check_previews(valid, console if fmt is Format.TEXT else errors, policy_config) if policies else {}
     if fmt is Format.JSON:
-        print_notes(errors, documents)
         for doc in documents:
             if doc["stack"] in found:
                 doc["policy"] = {"verdicts": verdicts_document(found[doc["stack"]])}

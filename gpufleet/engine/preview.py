@@ -39,18 +39,8 @@ class Preview:
         return dict(sorted(total.items()))
 
     def notes(self) -> list[str]:
-        """What validation decided for the user (a GPU family resolved to its default product) and what the program
-        warned of (a subscription feature to register), one line each, each once."""
-        found = [n.render(self.source) for n in self.fleet.notes] if self.fleet else []
-        return list(dict.fromkeys([*found, *(self.graph.warnings if self.graph else [])]))
-
-    def pools(self) -> list[dict[str, Any]]:
-        """Per GPU pool what a reviewer checks first: machine, size, how it is bought, where it runs."""
-        return [{"cluster": c.name, "pool": p.name, "machine_type": p.machine.name, "gpu": p.machine.gpu,
-                 "gpus_per_node": p.machine.gpus, "nodes_min": p.spec.nodes.min, "nodes_max": p.spec.nodes.max,
-                 "gpus_max": p.max_gpus, "capacity": p.capacity.value, "capacity_id": p.spec.capacity.id,
-                 "zone": p.zone}
-                for c in (self.fleet.clusters if self.fleet else ()) for p in c.pools]
+        """What validation decided for the user (a GPU family resolved to its default product), one line each."""
+        return [n.render(self.source) for n in self.fleet.notes] if self.fleet else []
 
     def counts_by_type(self) -> dict[str, int]:
         resources = self.graph.resources if self.graph else []
@@ -66,7 +56,6 @@ class Preview:
                            "inputs": r.inputs, "dependencies": r.dependencies, "provider": r.provider}
                           for r in resources],
             "summary": {"resources": len(resources), "gpus": self.gpus()},
-            "pools": self.pools(),
             "notes": self.notes(),
             "policy_config": fleet_config(self.fleet) if self.fleet else {},
             "errors": self.errors,

@@ -13,8 +13,7 @@ from rich.console import Console
 
 from capacity.prices.table import Prices
 from gpufleet.engine.capture import Graph
-from gpufleet.engine.render import print_notes
-from gpufleet.review import comment, report
+from gpufleet.review import comment, gate, report
 from gpufleet.review.diff import StackDiff, diff_documents, diff_payloads
 from gpufleet.review.digest import diff_digest
 
@@ -88,7 +87,7 @@ def verdicts(diffs: Sequence[StackDiff], enabled: bool,
 
 
 def emit(diffs: Sequence[StackDiff], fmt: OutFormat, offers: Path | None, policies: bool,
-         policy_config: Path | None = None) -> None:
+         policy_config: Path | None = None) -> list[report.StackReport]:
     prices = Prices.load(offers)
     found = verdicts(diffs, policies, policy_config)
     reports = [report.build(d, prices, *found[d.stack]) for d in diffs]
@@ -98,6 +97,7 @@ def emit(diffs: Sequence[StackDiff], fmt: OutFormat, offers: Path | None, polici
         typer.echo(comment.render(reports))
     else:
         report.print_report(console, reports)
+    return reports
 
 
 def diff(
@@ -110,7 +110,8 @@ def diff(
 ) -> None:
     """Compare two offline previews, or report a real `pulumi preview --json`: resource changes, replacements,
     GPU disruption risk, monthly cost delta and policy verdicts. Exits 1 when a stack could not be previewed
-    (invalid fleet, failed program, a preview with errors): the comment says so first."""
+    (invalid fleet, failed program, a preview with errors), 3 when the change adds a mandatory policy violation,
+    leaves a GPU pool unpriced or cannot apply as written: the report says so first."""
     diffs: list[StackDiff] = []
     try:
         if base is not None and head is not None:
@@ -124,17 +125,17 @@ def diff(
     if not diffs:
         errors.print("Nothing to compare: give BASE.json HEAD.json, or --pulumi-preview preview.json.")
         raise typer.Exit(2)
-    emit(diffs, fmt, offers, policies, policy_config)
-    _fail_on_problems(diffs)
+    _exit(emit(diffs, fmt, offers, policies, policy_config))
 
 
-def _fail_on_problems(diffs: Sequence[StackDiff]) -> None:
-    """Problems go to stderr as well (the comment leads with them) and fail the command."""
-    bad = [(d.stack, p) for d in diffs for p in d.problems]
-    for stack, line in bad:
-        errors.print(f"[red]stack {stack}:[/] {line}")
-    if bad:
-        raise typer.Exit(1)
+def _exit(reports: Sequence[report.StackReport]) -> None:
+    """What fails or blocks the change goes to stderr as well (the report leads with it), and sets the exit code
+    (gpufleet.review.gate: 1 a stack could not be previewed, 3 the change is blocked)."""
+    found = gate.stops(reports)
+    for s in found:
+        errors.print(f"[red]stack {s.stack}:[/] {s.reason}", highlight=False)
+    if found:
+        raise typer.Exit(gate.exit_code(found))
 
 
 def pr(
@@ -148,7 +149,8 @@ def pr(
     policy_config: PolicyConfigOpt = None,
 ) -> None:
     """Preview the merge base and the working tree of every stack the change touches, and print the comment.
-    Exits 1 when a stack could not be previewed on either side: the comment leads with its errors."""
+    Exits 1 when a stack could not be previewed on either side, 3 when the change adds a mandatory policy
+    violation, leaves a GPU pool unpriced or cannot apply as written: the comment leads with the reason."""
     from gpufleet.review.pr import PrError, previews
 
     try:
@@ -157,8 +159,6 @@ def pr(
     except (PrError, ValueError) as err:
         errors.print(f"[red]gpufleet pr:[/] {err}")
         raise typer.Exit(2) from None
-    print_notes(errors, (found.head[s] for s in found.stacks))
     diffs = [real.get(s) or diff_documents(found.base[s], found.head[s]) for s in found.stacks]
     diffs += [d for s, d in real.items() if s not in found.stacks]
-    emit(diffs, fmt, offers, policies, policy_config)
-    _fail_on_problems(diffs)
+    _exit(emit(diffs, fmt, offers, policies, policy_config))

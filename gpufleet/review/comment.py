@@ -10,7 +10,7 @@ import json
 from collections.abc import Sequence
 
 from gpufleet.engine.capture import Resource
-from gpufleet.review import cost
+from gpufleet.review import cost, gate
 from gpufleet.review.diff import Change, Op
 from gpufleet.review.replacements import Effect, get_path
 from gpufleet.review.report import StackReport, cost_headline, failed, headline, prices_staleness
@@ -131,12 +131,20 @@ def _failures(reports: Sequence[StackReport]) -> list[str]:
     return lines
 
 
+def _blocked(reports: Sequence[StackReport]) -> list[str]:
+    found = [s for s in gate.stops(reports) if s.code == gate.BLOCKED]
+    if not found:
+        return []
+    return ["### ⛔ This change is blocked", "", *(f"- stack `{s.stack}`: {_cell(s.reason)}" for s in found), ""]
+
+
 def render(reports: Sequence[StackReport], limit: int = LIMIT) -> str:
-    """The whole comment, at most ``limit`` characters, starting with the marker; failed stacks first."""
+    """The whole comment, at most ``limit`` characters, starting with the marker; failed stacks first, then what
+    blocks the change (gpufleet.review.gate), then the cost."""
     ok = [r for r in reports if not r.diff.failed]
-    lines = [MARKER, f"## {headline(reports)}", "", *_failures(reports)]
-    if failed(reports) and ok:
-        lines += [f"**{cost_headline(ok)}** (the stacks that previewed)", ""]
+    lines = [MARKER, f"## {headline(reports)}", "", *_failures(reports), *_blocked(reports)]
+    if (failed(reports) or gate.stops(reports)) and ok:
+        lines += [f"**{cost_headline(ok)}**" + (" (the stacks that previewed)" if failed(reports) else ""), ""]
     age = prices_staleness(reports)
     sources = ", ".join(sorted({r.diff.source for r in reports})) or "no stacks"
     lines += [f"_gpufleet pull-request preview: {cost.HOURS_PER_MONTH}-hour month, prices from the snapshot as of "

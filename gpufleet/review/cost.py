@@ -128,20 +128,55 @@ def pool_costs(resources: Sequence[Resource], prices: Prices, base: Sequence[Poo
 
 
 def total(costs: Iterable[PoolCost]) -> float:
-    """USD per month of the pools whose cost is known (see ``hidden``)."""
+    """USD per month of the pools whose cost is known (see ``hidden`` and ``unpriced``): a lower bound when any
+    pool is unpriced, never a figure that counts an unknown as $0."""
     return sum(c.monthly_usd for c in costs)
 
 
+def unpriced(costs: Iterable[PoolCost]) -> list[PoolCost]:
+    """Pools the price table has no price for (a known machine type and size): unknown, never $0."""
+    return [c for c in costs if c.usd_per_node_hour is None and not c.hidden]
+
+
+def described(c: PoolCost) -> str:
+    """"train-h200 (16 x Standard_ND96isr_H200_v5, spot, swedencentral)": what an unpriced pool is."""
+    return f"{c.key.split('::')[-1]} ({c.nodes} x {c.machine_type}, {c.label}, {c.region or 'region unknown'})"
+
+
+def leaves_out(costs: Iterable[PoolCost]) -> str:
+    return "; ".join(sorted({described(c) for c in unpriced(costs)}))
+
+
 def money(costs: Sequence[PoolCost]) -> str:
-    """"$1,234" per month, or "unknown (pools ...)" when a pool's size or machine type is masked."""
+    """"$1,234" per month; "at least $1,234" when a pool is unpriced; "unknown (pools ...)" when a pool's size or
+    machine type is masked."""
     hid = hidden(costs)
-    return f"unknown ({', '.join(hid)}: not known until apply)" if hid else f"${total(costs):,.0f}"
+    if hid:
+        return f"unknown ({', '.join(hid)}: not known until apply)"
+    missing = sorted({c.key.split("::")[-1] for c in unpriced(costs)})
+    return f"at least ${total(costs):,.0f} ({', '.join(missing)} unpriced)" if missing else f"${total(costs):,.0f}"
+
+
+def _identity(c: PoolCost) -> tuple[Any, ...]:
+    return (c.key, c.machine_type, c.region, c.option, c.nodes, c.paid_nodes)
+
+
+def bound(before: Sequence[PoolCost], after: Sequence[PoolCost]) -> str:
+    """How the priced pools' delta relates to the true one: "exact"; "at_least" when only the head has unpriced
+    pools (each adds an unknown amount >= 0); "at_most" when only the base has; "unknown" when both do, or a
+    pool is masked. An unpriced pool the change leaves as it was cancels out."""
+    if hidden([*before, *after]):
+        return "unknown"
+    old, new = {_identity(c) for c in unpriced(before)}, {_identity(c) for c in unpriced(after)}
+    gone, added = old - new, new - old
+    return "unknown" if gone and added else "at_most" if gone else "at_least" if added else "exact"
 
 
 def money_delta(before: Sequence[PoolCost], after: Sequence[PoolCost]) -> str:
-    if hidden([*before, *after]):
+    delta, how = total(after) - total(before), bound(before, after)
+    if how == "unknown":
         return "change unknown"
-    return f"{total(after) - total(before):+,.0f} USD"
+    return {"exact": "", "at_least": "at least ", "at_most": "at most "}[how] + f"{delta:+,.0f} USD"
 
 
 def hidden(costs: Iterable[PoolCost]) -> list[str]:

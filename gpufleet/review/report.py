@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rich.console import Console
+from rich.table import Table
 
 from capacity import staleness
-from capacity.terminal import Column, print_table
-from gpufleet.review import cost
+from gpufleet.review import cost, gate
 from gpufleet.review.diff import StackDiff
 from gpufleet.review.risk import Risk, risks
 
@@ -40,6 +40,7 @@ class StackReport:
     new_verdicts: list[Finding] = field(default_factory=list)
     policy_note: str = ""  # why verdicts are missing, when they are
     prices_as_of: str = ""  # the oldest price date of the snapshot the costs come from
+    cannot_apply: list[str] = field(default_factory=list)  # what the engine or the cloud would refuse, and the way out
 
     @property
     def stack(self) -> str:
@@ -80,8 +81,9 @@ def _cost_json(r: StackReport) -> dict[str, Any]:
             "by_cloud": {c: {"before_usd": round(before.get(c, 0.0), 2), "after_usd": round(after.get(c, 0.0), 2)}
                          for c in sorted(before.keys() | after.keys())},
             "pools_before": [_pool_json(c) for c in r.before], "pools_after": [_pool_json(c) for c in r.after],
-            "unpriced": sorted({c.machine_type for c in r.after + r.before if c.usd_per_node_hour is None and
-                                not c.hidden}),
+            "unpriced": sorted({c.machine_type for c in cost.unpriced(r.after + r.before)}),
+            "unpriced_pools": sorted({cost.described(c) for c in cost.unpriced(r.after + r.before)}),
+            "delta_bound": cost.bound(r.before, r.after),
             "unknown": cost.hidden(r.before + r.after)}
 
 
@@ -107,7 +109,10 @@ def prices_staleness(reports: Sequence[StackReport]) -> staleness.Staleness:
 
 
 def document(reports: Sequence[StackReport]) -> dict[str, Any]:
-    return {"schema": SCHEMA, "headline": headline(reports), "delta_usd": round(sum(r.delta_usd for r in reports), 2),
+    found = gate.stops(reports)
+    return {"schema": SCHEMA, "headline": headline(reports), "exit_code": gate.exit_code(found),
+            "blocked_by": [{"stack": s.stack, "reason": s.reason, "exit_code": s.code} for s in found],
+            "delta_usd": round(sum(r.delta_usd for r in reports), 2),
             "hours_per_month": cost.HOURS_PER_MONTH, "prices": prices_staleness(reports).as_dict(),
             "stacks": [stack_json(r) for r in reports]}
 
@@ -117,29 +122,38 @@ def failed(reports: Sequence[StackReport]) -> list[StackReport]:
 
 
 def cost_headline(reports: Sequence[StackReport]) -> str:
-    """The cost change of the stacks that previewed (a failed stack has no diff, so no cost change); unknown when a
-    pool's machine type or size is unknown or secret (never priced as $0)."""
+    """The cost change of the stacks that previewed (a failed stack has no diff, so no cost change): unknown when a
+    pool's machine type or size is unknown or secret, a bound that names what it leaves out when a pool is
+    unpriced (never priced as $0)."""
     delta = sum(r.delta_usd for r in reports)
     hidden = sorted({n for r in reports for n in cost.hidden(r.before + r.after)})
     if hidden:
         return (f"Monthly cost change unknown: {', '.join(hidden)} {'has' if len(hidden) == 1 else 'have'} a machine "
                 f"type or size not known until apply (the other pools: {delta:+,.0f} USD)")
+    bounds = {cost.bound(r.before, r.after) for r in reports} - {"exact"}
+    left_out = "; ".join(x for r in reports if (x := cost.leaves_out(r.before + r.after)))
+    if bounds:
+        how = "at least" if bounds == {"at_least"} else "at most" if bounds == {"at_most"} else ""
+        if not how:
+            return (f"Monthly cost change unknown: no price for {left_out} (the priced pools: {delta:+,.0f} USD)")
+        return f"Monthly cost will change by {how} {delta:+,.0f} USD: it leaves out {left_out}, which has no price"
     if abs(delta) < 0.005:
         return "Monthly cost will not change"
     return f"Monthly cost will {'increase' if delta > 0 else 'decrease'} by ${abs(delta):,.0f}"
 
 
 def headline(reports: Sequence[StackReport]) -> str:
-    """A failed preview leads: its cost and resources are unknown, so no cost headline may stand alone."""
+    """A failed preview leads, then what blocks the change (gpufleet.review.gate): its cost and resources are
+    unknown, or it may not merge, so no cost headline may stand alone."""
     bad = failed(reports)
     if bad:
         names = ", ".join(r.stack for r in bad)
         return f"Preview failed for {len(bad)} stack{'s' if len(bad) > 1 else ''} ({names}): no resource diff for it"
+    found = gate.stops(reports)
+    if found:
+        more = f" (and {len(found) - 1} more below)" if len(found) > 1 else ""
+        return f"Blocked: stack {found[0].stack}: {found[0].reason}{more}"
     return cost_headline(reports)
-
-
-_COLOUR = {"replace": "red", "delete": "red", "create": "green"}
-CHANGE_COLUMNS = (Column("resource"), Column("action"), Column("changed inputs", prose=True))
 
 
 def print_report(console: Console, reports: Sequence[StackReport]) -> None:
@@ -147,6 +161,8 @@ def print_report(console: Console, reports: Sequence[StackReport]) -> None:
         console.print(f"[bold red]✗ stack {r.stack} could not be previewed: no resource diff[/]")
         for p in r.diff.problems:
             console.print(f"  [red]•[/] {p}")
+    for s in (s for s in gate.stops(reports) if s.code == gate.BLOCKED):
+        console.print(f"[bold red]⛔ blocked: stack {s.stack}:[/] {s.reason}", highlight=False)
     console.print(f"[bold]{cost_headline(reports)}[/] ({cost.HOURS_PER_MONTH}-hour month, every pool at its max "
                   "nodes" + (", stacks that previewed" if failed(reports) else "") + ")")
     age = prices_staleness(reports)
@@ -156,12 +172,13 @@ def print_report(console: Console, reports: Sequence[StackReport]) -> None:
     for k in sorted((k for r in reports for k in r.risks), key=Risk.sort_key):
         console.print(f"[bold red]⚠ {k.headline}[/] — {k.cause}\n  {k.impact}")
     for r in (r for r in reports if not r.diff.failed):
-        rows = [(c.key, f"[{_COLOUR.get(c.op.value, 'yellow')}]{c.label}[/]", ", ".join(p.path for p in c.paths))
-                for c in r.diff.changes]
-        if rows:
-            print_table(console, f"stack {r.stack} ({r.diff.source})", CHANGE_COLUMNS, rows, show_edge=False)
-        else:
-            console.print(f"stack {r.stack}: no changes")
+        table = Table(title=f"stack {r.stack} ({r.diff.source})", show_edge=False)
+        for col in ("action", "resource", "changed inputs"):
+            table.add_column(col)
+        for c in r.diff.changes:
+            colour = {"replace": "red", "delete": "red", "create": "green"}.get(c.op.value, "yellow")
+            table.add_row(f"[{colour}]{c.label}[/]", c.key, ", ".join(p.path for p in c.paths)[:120])
+        console.print(table if r.diff.changes else f"stack {r.stack}: no changes")
         console.print(f"  cost {cost.money(r.before)} -> {cost.money(r.after)} per month "
                       f"({cost.money_delta(r.before, r.after)})")
         for v in r.new_verdicts:

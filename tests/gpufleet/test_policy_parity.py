@@ -16,8 +16,6 @@ from gpufleet.cli import app
 from gpufleet.review.replacements import find_rule
 from stacks.config import STACKS_DIR, stack_names
 
-OFFERS = Path(__file__).parent / "data" / "offers.csv"
-
 
 def _key(verdicts: list[dict[str, Any]]) -> list[tuple[str, str, str | None, str]]:
     return sorted((v["policy"], v["level"], v["resource"], v["message"]) for v in verdicts)
@@ -35,12 +33,12 @@ def previews(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_preview_policy_check_and_diff_give_the_same_verdicts(previews: Path) -> None:
     docs = {d["stack"]: d for d in json.loads(previews.read_text())}
     assert sorted(docs) == stack_names(STACKS_DIR) and len(docs) >= 4
-    checked = CliRunner().invoke(app, ["policy", "check", "--all", "--format", "json", "--stacks-dir", str(STACKS_DIR)])
+    checked = CliRunner().invoke(app, ["policy", "check", "--all", "--json", "--stacks-dir", str(STACKS_DIR)])
     assert checked.exit_code in (0, 3), checked.output
     by_check = {d["stack"]: _key(d["verdicts"]) for d in json.loads(checked.stdout)}
-    # base == head: no change, but the head graph is still judged, exactly as on a pull request
-    diffed = CliRunner().invoke(app, ["diff", str(previews), str(previews), "--policies", "--format", "json",
-                                      "--offers", str(OFFERS)])
+    # base == head: no change, but the head graph is still judged, exactly as on a pull request; priced from the
+    # bundled snapshot, which prices every example pool (an unpriced GPU pool would block: exit 3)
+    diffed = CliRunner().invoke(app, ["diff", str(previews), str(previews), "--policies", "--format", "json"])
     assert diffed.exit_code == 0, diffed.output
     by_diff = {s["stack"]: _key(s["policy"]["verdicts"]) for s in json.loads(diffed.stdout)["stacks"]}
     by_preview = {s: _key(d["policy"]["verdicts"]) for s, d in docs.items()}
