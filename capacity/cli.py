@@ -20,6 +20,7 @@ from capacity.actuals import cli as actuals_cli
 from capacity.csvio import InputError, load_rows, write_models
 from capacity.problem import DEFAULT_GAP as GAP
 from capacity.problem import DEFAULT_PENALTY_USD_PER_GPU_HOUR as PENALTY
+from capacity.problem import DEFAULT_STAY_THRESHOLD as STAY_THRESHOLD
 from capacity.problem import DEFAULT_TIME_LIMIT_S
 from capacity.quotas import FetchResult
 from capacity.reconcile import ReconcileRow
@@ -48,6 +49,9 @@ SkipUnoffered = Annotated[bool, typer.Option(help="drop offers in a region the c
 
 
 StaleAfter = Annotated[int, typer.Option(min=1, help="warn when the oldest price is older than this many days")]
+StayThreshold = Annotated[float, typer.Option(min=0.0, max=1.0, help="a team's work moves to another region only "
+                                              "when that saves more than this share of its on-demand cost where it "
+                                              "ran (0.001 = 0.1 %), within the gap; 0: as the solver left it")]
 
 
 def _offers(path: Path | None, skip_unoffered: bool) -> list:
@@ -185,6 +189,7 @@ def plan(
     penalty: Annotated[float, typer.Option(min=0.0, help="USD per unserved GPU-hour")] = PENALTY,
     gap: Annotated[float, typer.Option(min=0.0, max=1.0, help="stop when proven within this relative gap")] = GAP,
     time_limit: Annotated[float, typer.Option(min=1.0, help="seconds for each solve")] = DEFAULT_TIME_LIMIT_S,
+    stay_threshold: StayThreshold = STAY_THRESHOLD,
     skip_unoffered: SkipUnoffered = False,
     stale_after_days: StaleAfter = STALE_AFTER_DAYS,
     json_summary: Annotated[bool, typer.Option("--json", help="print summary.json instead of tables")] = False,
@@ -199,7 +204,7 @@ def plan(
     except InputError as err:
         raise _fail(err) from None
     with report.solving(errors) as progress:
-        run = planner.plan(rows, offer_rows, quota_rows, penalty, gap, time_limit, progress)
+        run = planner.plan(rows, offer_rows, quota_rows, penalty, gap, time_limit, progress, stay_threshold)
     data = report.write(run, out, stale_after_days)
     if json_summary:
         console.print_json(json.dumps(data, sort_keys=True))
@@ -223,6 +228,7 @@ def report_command(
     penalty: Annotated[float, typer.Option(min=0.0, help="USD per unserved GPU-hour")] = PENALTY,
     gap: Annotated[float, typer.Option(min=0.0, max=1.0, help="stop when proven within this relative gap")] = GAP,
     time_limit: Annotated[float, typer.Option(min=1.0, help="seconds for each solve")] = DEFAULT_TIME_LIMIT_S,
+    stay_threshold: StayThreshold = STAY_THRESHOLD,
     skip_unoffered: SkipUnoffered = False,
     stale_after_days: StaleAfter = STALE_AFTER_DAYS,
     allow_unmatched_budget: Annotated[bool, typer.Option(help="keep budget.csv rows whose cost_center matches no "
@@ -266,7 +272,7 @@ def report_command(
         rows = rows or result.demand
     assert rows is not None
     with report.solving(errors) as progress:
-        run = planner.plan(rows, offer_rows, quota_rows, penalty, gap, time_limit, progress)
+        run = planner.plan(rows, offer_rows, quota_rows, penalty, gap, time_limit, progress, stay_threshold)
     data = report.write(run, out, stale_after_days)
     document = actuals_cli.report(*loaded, (run.plan.lines, run.plan.commitments)) if loaded else None
     made = finance.write(run, data, out, budget_rows, history_rows, result, quantile.value, actuals=document)

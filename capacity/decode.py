@@ -71,12 +71,40 @@ def decode(problem: Problem, model: Model, x: np.ndarray, builder: PlanBuilder, 
         rest = [(u, v - taken[u]) for u, v in served]
         for u, option, amount in northwest(rest, pieces):
             allocations[u].append(((site, option), amount))
-    for u, unit in enumerate(model.units):
+    ran: dict[tuple, set[Site]] = defaultdict(set)  # (team, gpu, gang, spot_ok, month): where it ran
+    for u in sorted(range(len(model.units)), key=lambda k: model.units[k].month):
+        unit = model.units[u]
         rows = [(r, problem.demand[r].gpu_hours) for r in unit.rows]
-        for r, (site, option), amount in northwest(rows, allocations.get(u, [])):
+        before = {r: ran.get((*_team(problem, r), unit.month - 1), set()) for r in unit.rows}
+        for r, (site, option), amount in _split(rows, allocations.get(u, []), before):
             builder.serve(r, site, option, amount)
+            ran[(*_team(problem, r), unit.month)].add(site)
     for (site, market), col in model.increase.items():
         usage.increase[(site, market.value)] = float(x[col])
+
+
+def _team(problem: Problem, r: int) -> tuple:
+    d = problem.demand[r]
+    return (d.team, d.gpu, d.gang_gpus, d.spot_ok)
+
+
+def _split(rows: list[tuple[int, float]], pieces: list[tuple[tuple[Site, Option], float]],
+           before: dict[int, set[Site]]) -> list[tuple[int, tuple[Site, Option], float]]:
+    """A pooled unit's hours over its rows (teams): each row first where it ran the month before, as far as
+    the unit's hours there go, then the rest in order. Which team runs where costs nothing either way, so
+    teams stay where they were."""
+    left = [[key, amount] for key, amount in pieces]
+    out: list[tuple[int, tuple[Site, Option], float]] = []
+    need = dict(rows)
+    for r, _ in rows:
+        for piece in left:
+            if piece[0][0] in before[r] and need[r] > EPS_GPU_HOURS and piece[1] > EPS_GPU_HOURS:
+                take = min(need[r], piece[1])
+                out.append((r, piece[0], take))
+                need[r] -= take
+                piece[1] -= take
+    out += northwest([(r, need[r]) for r, _ in rows], [(key, amount) for key, amount in left])
+    return out
 
 
 def _commit_pieces(capacity: list[tuple[Option, float]], used: float) -> list[tuple[Option, float]]:

@@ -31,7 +31,7 @@ MONTH_TIME_S = 5.0  # one month's gang placement (commitments fixed): small, usu
 COMMIT_TIME_S = 10.0  # every commitment at once, placements fixed
 
 
-def _month_columns(model: Model) -> dict[int, list[int]]:
+def month_columns(model: Model) -> dict[int, list[int]]:
     """The columns that belong to each month alone: its units' S, Z, T, W and U, its OD, SP and CM."""
     out: dict[int, list[int]] = defaultdict(list)
     for u, unit in enumerate(model.units):
@@ -63,7 +63,7 @@ def month_cuts(problem: Problem, model: Model, deadline: float) -> int:
         return 0  # no gang rows: the LP relaxation is already tight on packing
     cost = np.asarray(model.cost, dtype=float)
     lower0, upper0 = np.asarray(model.lower, dtype=float), np.asarray(model.upper, dtype=float)
-    own, shares = _month_columns(model), _shares(problem, model)
+    own, shares = month_columns(model), _shares(problem, model)
     unserved_hours = np.zeros(model.num_col)
     unserved = np.asarray(model.unserved, dtype=np.int64)
     unit_month = np.asarray([unit.month for unit in model.units], dtype=np.int64)

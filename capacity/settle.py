@@ -21,7 +21,7 @@ from capacity.problem import DEFAULT_GAP
 
 TIE_REL = 1e-9  # a saving below this share of the objective is solver noise, i.e. a tie
 TIE_ABS_USD = 1e-6
-MIN_TIME_S = 5.0  # even a solve that used its whole time limit gets this long to drop useless nodes
+MIN_TIME_S = 5.0  # even a solve that used its whole time limit gets this long, for all GPU models together
 
 
 def fixed(model: Model, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -36,13 +36,13 @@ def prune(model: Model, x: np.ndarray, deadline: float) -> np.ndarray:
     """``x`` (integers whole) without every prepaid node that saves nothing; its continuous part re-optimised.
     Nodes are tried one at a time, lot by lot in a fixed order (the model's), each lot until a node pays."""
     lower, upper = fixed(model, x)
-    h = highs_for(model, integral=False, gap=DEFAULT_GAP, time_limit_s=max(MIN_TIME_S, deadline - time.perf_counter()),
+    h = highs_for(model, integral=False, gap=DEFAULT_GAP, time_limit_s=max(1.0, deadline - time.perf_counter()),
                   bounds=(lower, upper))
     h.run()
     if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
         return x
     best_x, best = np.asarray(h.getSolution().col_value), float(h.getInfo().objective_function_value)
-    stop = max(deadline, time.perf_counter() + MIN_TIME_S)
+    stop = deadline
     for (commit, site, start), col in model.nodes.items():
         span = range(start, start + commit.term_months)
         gangs = [w for (u, s), w in model.prepaid.items() if s is site and model.units[u].month in span and lower[w]]
