@@ -24,7 +24,7 @@ from capacity.problem import DEFAULT_STAY_THRESHOLD as STAY_THRESHOLD
 from capacity.problem import DEFAULT_TIME_LIMIT_S
 from capacity.quotas import FetchResult
 from capacity.reconcile import ReconcileRow
-from capacity.schema import CommitmentLine, PlanLine, QuotaRow
+from capacity.schema import CommitmentLine, PlanLine, QuotaRow, ShortfallLine
 from capacity.staleness import STALE_AFTER_DAYS
 from components.catalog import Cloud
 from components.errors import SpecError
@@ -319,7 +319,8 @@ def apply(
     write: Annotated[bool, typer.Option("--write", help="edit the stack files in place (default: show the "
                                         "edits and the diff only)")] = False,
     allow_shrink: Annotated[bool, typer.Option("--allow-shrink", help="also shrink reservation / capacity "
-                                               "block pools and drop Kueue teams the plan no longer places")] = False,
+                                               "block pools and pools of GPUs that teams absent from the plan use, "
+                                               "and drop Kueue teams the plan no longer places")] = False,
 ) -> None:
     """Carry one month of an accepted plan into the stack files: pool sizes, reservations to buy, Kueue quotas."""
     import re
@@ -340,6 +341,8 @@ def apply(
     try:
         lines = load_rows(plan_dir / "plan.csv", PlanLine)
         commitments = load_rows(plan_dir / "commitments.csv", CommitmentLine)
+        shortfall = load_rows(plan_dir / "shortfall.csv", ShortfallLine) if (plan_dir / "shortfall.csv").exists() \
+            else []
         docs = [StackDoc.read(f) for f in files]
     except (InputError, SpecError) as err:
         raise _fail(err) from None
@@ -348,7 +351,8 @@ def apply(
         errors.print(f"--month: the plan has no month {month}. Its months: {', '.join(months) or '(none)'}.",
                      style="red")
         raise typer.Exit(2)
-    proposal = propose(lines, commitments, month, docs, allow_shrink)
+    teams = {line.team for line in lines} | {s.team for s in shortfall}  # the teams the plan knows
+    proposal = propose(lines, commitments, month, docs, allow_shrink, teams)
     render(proposal, console, allow_shrink)
     problems = proposal.problems()
     for problem in problems:
