@@ -32,5 +32,7 @@ def test_the_backtest_scores_each_origin_on_the_months_after_it() -> None:
 def test_a_series_too_short_to_refit_has_no_backtest() -> None:
     """Three months leave no origin with 3 months before it and 2 after: nothing is scored, WAPE unknown (not 0)."""
     rows = [HistoryRow(month=f"2026-0{m}", team="t", gpu="H100", gpu_hours=100.0) for m in (1, 2, 3)]
-    (row,) = forecast.forecast(rows, 2, "P50").backtest
+    result = forecast.forecast(rows, 2, "P50")
+    (row,) = result.backtest
     assert (row.origins, row.actual_gpu_hours, row.wape) == (0, 0.0, None)
+    assert result.wape is None  # the report's overall WAPE: unknown too
