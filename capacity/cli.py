@@ -15,7 +15,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from capacity import inputs
+from capacity import example, inputs
 from capacity.actuals import cli as actuals_cli
 from capacity.csvio import InputError, load_rows, write_models
 from capacity.problem import DEFAULT_GAP as GAP
@@ -34,6 +34,7 @@ app = typer.Typer(help="Capacity planning: demand forecasts, live quotas, an opt
 console = Console()
 errors = Console(stderr=True)
 app.command("actuals")(actuals_cli.actuals)
+app.command("example")(example.command)
 
 
 class Quantile(StrEnum):
