@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from components.k8s import upstream  # noqa: E402
-from components.k8s.upstream import derive, derive_cpp  # noqa: E402
+from components.k8s.upstream import derive, derive_cpp, derive_go  # noqa: E402
 
 DEFAULT_MIRROR = Path(os.environ.get("GPUFLEET_UPSTREAM_MIRROR", Path.home() / ".cache" / "gpufleet" / "upstream"))
 console = Console(stderr=True)
@@ -189,6 +189,7 @@ PER_FILE: dict[str, Callable[[str, Any], Any]] = {
     "cpp": _cpp,
     "dockerfiles": lambda text, _: derive_cpp.dockerfile_facts(text),
     "tables": derive.markdown_table,
+    "feature_gates": derive_go.feature_gates,
 }
 
 
