@@ -64,11 +64,20 @@ def manager_config(frameworks: list[str]) -> str:
     return yaml.safe_dump(config, sort_keys=False)
 
 
+def manager_image() -> dict[str, str]:
+    """The controller image the released chart package runs (stamped by Kueue's hack/helm-chart-package.sh; the
+    values.yaml in git names a staging image): set explicitly, so the preview shows it and a test holds it."""
+    stamped = upstream.digest(charts.KUEUE.pin)["chart_package"]
+    prefix = "controllerManager.manager.image."
+    return {key.removeprefix(prefix): value for key, value in stamped.items() if key.startswith(prefix)}
+
+
 def kueue_release(monitoring: bool, frameworks: list[str], after: tuple[str, ...] = ()) -> Release:
     """Kueue with the given integrations, after the releases whose CRDs those integrations watch. TAS needs no gate:
     TopologyAwareScheduling is Beta and on by default from 0.14 (pkg/features/kube_features.go)."""
     return Release("kueue", charts.KUEUE, NAMESPACE, {
         "enablePrometheus": monitoring,
+        "controllerManager": {"manager": {"image": manager_image()}},
         "managerConfig": {"controllerManagerConfigYaml": manager_config(frameworks)}},
         after=(*(("kube-prometheus-stack",) if monitoring else ()), *after))
 
