@@ -1,9 +1,9 @@
 """Digest GCP machine prices from google-cloud-pricing-cost-calculator's ``pricing.yml`` (generated from the
-Cloud Billing Catalog API) into capacity/data/recorded/gcp_machines.csv: one row per catalogue machine type
+Cloud Billing Catalog API) into capacity/data/prices/gcp_machines.csv: one row per catalogue machine type
 and region the catalogue offers, for the machine types in MACHINES, with the machine type's bundled Local SSD
 (pricing.yml ``local-ssd``, GiB; empty when none is bundled), which its prices include.
 
-    python -m capacity.prices.digest_gcp PATH/TO/pricing.yml > capacity/data/recorded/gcp_machines.csv
+    python -m capacity.prices.digest_gcp PATH/TO/pricing.yml > capacity/data/prices/gcp_machines.csv
 
 The pinned file: https://github.com/Cyclenerd/google-cloud-pricing-cost-calculator/blob/PIN/pricing.yml.
 """

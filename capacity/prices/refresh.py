@@ -1,15 +1,18 @@
-"""Rebuild the bundled snapshot capacity/data/offers.csv from recorded answers, through the fetchers' own code.
+"""Rebuild the bundled snapshot capacity/data/offers.csv from the price digests and the typed facts.
 
     python -m capacity.prices.refresh            # writes capacity/data/offers.csv
 
-capacity/data/recorded/answers.json holds price facts read from cited pages; here they are served in each
-API's documented response shape to the real fetchers: AWS through fake clients that check every request and
-answer against botocore's service models (as botocore's Stubber does), Azure through a fake of the Retail
-Prices pages. Each row keeps the recorded page as its source and the day it was read as ``as_of``; a row that
-applies a billing rule to a sourced price (a reservation billed at the on-demand rate) says ``derived:``.
-GCP prices a machine from component SKUs, and no source we can cite lists those, so GCP rows come from the
-digest of machine prices (capacity/prices/digest_gcp.py) instead of the fetcher: each says ``derived:`` (a
-third-party whole-machine price, not fetched through capacity/prices/gcp.py) and names the file.
+Where each row comes from, said in its ``source``:
+- AWS: the digest capacity/data/prices/aws_instances.csv (capacity/prices/digest_aws.py, a pinned, dated public
+  file): ``on_demand`` and ``commit_1y`` (a 1-year Standard Reserved Instance, No Upfront);
+- GCP: the digest capacity/data/prices/gcp_machines.csv (capacity/prices/digest_gcp.py): ``on_demand``, ``spot``,
+  ``commit_1y`` / ``commit_3y``; and the few facts typed into capacity/data/prices/typed.json for machine types
+  the digest lacks;
+- Azure: pay-as-you-go rates typed into typed.json from the cited page.
+A typed fact says "typed from <page> on <date>"; nothing here is a captured API response, and none is called one.
+A row that applies a documented billing rule to a sourced price (a capacity reservation billed at the on-demand
+rate) starts with ``derived:`` and cites the rule. The live fetchers (capacity/prices/aws.py, gcp.py, azure.py)
+remain the way to refresh from the clouds' APIs with credentials (`gpufleet capacity prices`).
 """
 
 from __future__ import annotations
@@ -17,165 +20,91 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import json
-import re
-import urllib.parse
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from capacity.csvio import write_models
 from capacity.inputs import DEFAULT_OFFERS
-from capacity.prices import DERIVED, aws, azure, offer, sort_rows
-from capacity.prices.digest_gcp import PIN
-from capacity.quotas import Backoff
+from capacity.prices import DERIVED, digest_aws, offer, sort_rows
+from capacity.prices.digest_gcp import PIN as GCP_PIN
 from capacity.schema import OfferRow, Option
 from components import catalog
-from components.catalog import Cloud
+from components.catalog import Cloud, MachineType
 
-RECORDED = Path(__file__).resolve().parents[1] / "data" / "recorded"
-HOURS_PER_MONTH = 730  # the digest's month (pricing.yml: month = hour x 730)
-DIGEST = ("the whole-machine price from a third-party digest, not through the GCP fetcher "
-          "(no citable source lists the component SKUs): ")
-NO_WAIT = Backoff(attempts=1)
+DATA = Path(__file__).resolve().parents[1] / "data" / "prices"
+HOURS_PER_MONTH = 730  # the GCP digest's month (pricing.yml: month = hour x 730)
 
 
-class AwsReplay:
-    """A ClientFactory whose clients answer from the recorded facts, checked against the service models."""
-
-    def __init__(self, facts: dict[str, Any]):
-        self.facts = facts
-
-    def __call__(self, service: str, region: str) -> Any:
-        return _AwsClient(service, region, self.facts)
+def typed(fact: dict[str, Any]) -> str:
+    return f"typed from {fact['source']} on {fact['as_of']}"
 
 
-class _AwsClient:
-    def __init__(self, service: str, region: str, facts: dict[str, Any]):
-        import botocore.session
-
-        self.model = botocore.session.get_session().get_service_model(service)
-        self.region, self.facts = region, facts
-
-    def __getattr__(self, method: str) -> Any:
-        from botocore.validate import ParamValidator, validate_parameters
-
-        operation = self.model.operation_model("".join(w.title() for w in method.split("_")))
-
-        def call(**params: Any) -> dict[str, Any]:
-            validate_parameters(params, operation.input_shape)
-            answer = getattr(self, "_" + method)(params)
-            report = ParamValidator().validate(answer, operation.output_shape)
-            if report.has_errors():
-                raise ValueError(report.generate_report())
-            return answer
-
-        return call
-
-    def _get_products(self, params: dict[str, Any]) -> dict[str, Any]:
-        wanted = {f["Field"]: f["Value"] for f in params["Filters"]}
-        found = [f for f in self.facts["on_demand"]
-                 if (f["region"], f["instance_type"]) == (wanted["regionCode"], wanted["instanceType"])]
-        return {"FormatVersion": "aws_v1", "PriceList": [_product(f, status) for f in found
-                                                         for status in ("Used", "UnusedCapacityReservation")]}
-
-    def _describe_savings_plans_offering_rates(self, params: dict[str, Any]) -> dict[str, Any]:
-        return {"searchResults": []}  # no Savings Plans rate with a citable source
-
-    def _describe_spot_price_history(self, params: dict[str, Any]) -> dict[str, Any]:
-        return {"SpotPriceHistory": []}  # no spot price with a citable source
-
-    def _describe_capacity_block_offerings(self, params: dict[str, Any]) -> dict[str, Any]:
-        hours = params["CapacityDurationHours"]
-        return {"CapacityBlockOfferings": [
-            {"InstanceType": f["instance_type"], "AvailabilityZone": f"{self.region}a", "InstanceCount": 1,
-             "CapacityBlockDurationHours": hours, "UpfrontFee": f"{f['usd_per_instance_hour'] * hours:.2f}",
-             "CurrencyCode": "USD", "Tenancy": "default"}
-            for f in self.facts["capacity_blocks"]
-            if (f["region"], f["instance_type"]) == (self.region, params["InstanceType"])]}
+def _machine(cloud: Cloud, name: str) -> MachineType:
+    machine = catalog.by_name(cloud, name)
+    if machine is None:
+        raise ValueError(f"{name}: not a {cloud.title} machine type of the catalogue (components/data/"
+                         "machine_types.csv); drop the row or add the machine type")
+    return machine
 
 
-def _product(fact: dict[str, Any], status: str) -> str:
-    """One Price List product in the documented JSON shape (terms.OnDemand.*.priceDimensions.*)."""
-    sku = f"REC{abs(hash((fact['region'], fact['instance_type'], status))) % 10**8:08d}"
-    return json.dumps({"product": {"sku": sku, "productFamily": "Compute Instance", "attributes": {
-        "instanceType": fact["instance_type"], "regionCode": fact["region"], "operatingSystem": "Linux",
-        "tenancy": "Shared", "preInstalledSw": "NA", "capacitystatus": status}},
-        "terms": {"OnDemand": {f"{sku}.JRTCKXETXF": {"priceDimensions": {f"{sku}.JRTCKXETXF.6YS6EN2CT7": {
-            "unit": "Hrs", "pricePerUnit": {"USD": str(fact["usd_per_hour"])}}}}}}})
+def _digest(name: str) -> Iterator[dict[str, str]]:
+    with (DATA / name).open(newline="") as fh:
+        yield from csv.DictReader(fh)
 
 
-def _azure_pages(facts: dict[str, Any]) -> Any:
-    def get(url: str) -> dict[str, Any]:
-        query = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query)["$filter"][0]
-        region, sku = (re.search(f"{field} eq '([^']+)'", query).group(1)  # type: ignore[union-attr]
-                       for field in ("armRegionName", "armSkuName"))
-        items = [{"currencyCode": "USD", "retailPrice": f["usd_per_hour"], "unitPrice": f["usd_per_hour"],
-                  "armRegionName": f["region"], "meterName": f["meter"], "productName": "Virtual Machines",
-                  "serviceName": "Virtual Machines", "unitOfMeasure": "1 Hour", "type": "Consumption",
-                  "armSkuName": f["arm_sku"]}
-                 for f in facts["pay_as_you_go"] if (f["region"], f["arm_sku"]) == (region, sku)]
-        return {"BillingCurrency": "USD", "Items": items, "NextPageLink": None, "Count": len(items)}
+def aws_rows(rule: str) -> list[OfferRow]:
+    cite = (f"https://github.com/{digest_aws.REPOSITORY}/blob/{digest_aws.PIN}/{digest_aws.PATH} "
+            "(instances.vantage.sh data, from the AWS Price List; digest capacity/data/prices/aws_instances.csv)")
+    rows = []
+    for line in _digest("aws_instances.csv"):
+        m, as_of = _machine(Cloud.AWS, line["machine_type"]), line["updated"]
+        on_demand = float(line["on_demand"])
+        rows.append(offer(m, line["region"], Option.ON_DEMAND, on_demand, f"{cite}: on-demand Linux", as_of))
+        rows.append(offer(m, line["region"], Option.RESERVATION, on_demand,
+                          f"{DERIVED}{rule} applied to {cite}: on-demand Linux", as_of))
+        if line["reserved_1y_no_upfront"]:
+            rows.append(offer(m, line["region"], Option.COMMIT_1Y, float(line["reserved_1y_no_upfront"]),
+                              f"{cite}: 1-year Standard Reserved Instance, No Upfront", as_of))
+    return rows
 
-    return get
 
-
-def _provenance(rows: list[OfferRow], facts: list[dict[str, Any]], machine_key: str, rule: str) -> list[OfferRow]:
-    """Give each fetched row its recorded page and date; the reservation row says which rule derived it."""
-    by = {(f["region"], f[machine_key]): f for f in facts}
-    out = []
-    for r in rows:
-        fact = by[(r.region, r.machine_type)]
-        source = f"{fact['source']}; replayed as the API answer: {r.source}"
-        if r.option is Option.RESERVATION:
-            source = f"{DERIVED}{rule} applied to {source}"
-        out.append(r.model_copy(update={"source": source, "as_of": fact["as_of"]}))
-    return out
+def azure_rows(facts: dict[str, Any]) -> list[OfferRow]:
+    rows = []
+    for f in facts["pay_as_you_go"]:
+        m = _machine(Cloud.AZURE, f["arm_sku"])
+        rows.append(offer(m, f["region"], Option.ON_DEMAND, f["usd_per_hour"], typed(f), f["as_of"]))
+        rows.append(offer(m, f["region"], Option.RESERVATION, f["usd_per_hour"],
+                          f"{DERIVED}{facts['reservation_rule']} applied to the price {typed(f)}", f["as_of"]))
+    return rows
 
 
 def gcp_rows(facts: dict[str, Any]) -> list[OfferRow]:
     rows = []
-    with (RECORDED / facts["machines"]).open(newline="") as fh:
-        for line in csv.DictReader(fh):
-            machine = catalog.by_name(Cloud.GCP, line["machine_type"])
-            assert machine is not None, line
-            as_of = dt.datetime.strptime(line["generated"], "%a %b %d %H:%M:%S %Y").date().isoformat()
-            cite = (f"https://github.com/Cyclenerd/google-cloud-pricing-cost-calculator/blob/{PIN}/pricing.yml "
-                    f"(generated {line['generated']} from the Cloud Billing Catalog API: ")
-            for field, option, per in (("hour", Option.ON_DEMAND, 1), ("hour_spot", Option.SPOT, 1),
-                                       ("month_1y", Option.COMMIT_1Y, HOURS_PER_MONTH),
-                                       ("month_3y", Option.COMMIT_3Y, HOURS_PER_MONTH),
-                                       ("hour", Option.RESERVATION, 1)):
-                if not line[field]:
-                    continue
-                source = DIGEST + cite + field + (f" / {per} h" if per > 1 else "") + f" / {machine.gpus} GPUs)"
-                source = (f"{DERIVED}{facts['reservation_rule']} applied to {source}"
-                          if option is Option.RESERVATION else DERIVED + source)
-                rows.append(offer(machine, line["region"], option, float(line[field]) / per, source, as_of))
+    for line in _digest("gcp_machines.csv"):
+        machine = _machine(Cloud.GCP, line["machine_type"])
+        as_of = dt.datetime.strptime(line["generated"], "%a %b %d %H:%M:%S %Y").date().isoformat()
+        cite = (f"https://github.com/Cyclenerd/google-cloud-pricing-cost-calculator/blob/{GCP_PIN}/pricing.yml "
+                f"(a third-party whole-machine price generated {line['generated']} from the Cloud Billing Catalog "
+                "API; digest capacity/data/prices/gcp_machines.csv: ")
+        for field, option, per in (("hour", Option.ON_DEMAND, 1), ("hour_spot", Option.SPOT, 1),
+                                   ("month_1y", Option.COMMIT_1Y, HOURS_PER_MONTH),
+                                   ("month_3y", Option.COMMIT_3Y, HOURS_PER_MONTH), ("hour", Option.RESERVATION, 1)):
+            if not line[field]:
+                continue
+            source = cite + field + (f" / {per} h" if per > 1 else "") + ")"
+            if option is Option.RESERVATION:
+                source = f"{DERIVED}{facts['reservation_rule']} applied to {source}"
+            rows.append(offer(machine, line["region"], option, float(line[field]) / per, source, as_of))
     for f in facts["extra"]:  # machine types the digest lacks (Google sells them only reserved, flex-start, spot)
-        machine = catalog.by_name(Cloud.GCP, f["machine_type"])
-        assert machine is not None, f
-        option = Option(f["option"])
-        source = f["source"] if option is not Option.RESERVATION else \
-            f"{DERIVED}{facts['reservation_rule']} applied to {f['source']}"
-        rows.append(offer(machine, f["region"], option, f["usd_per_hour"], source, f["as_of"]))
+        rows.append(offer(_machine(Cloud.GCP, f["machine_type"]), f["region"], Option(f["option"]),
+                          f["usd_per_hour"], typed(f), f["as_of"]))
     return rows
 
 
 def refresh() -> list[OfferRow]:
-    answers = json.loads((RECORDED / "answers.json").read_text())
-    facts = answers["aws"]
-    regions = sorted({f["region"] for f in facts["on_demand"] + facts["capacity_blocks"]})
-    fetched = aws.fetch(regions, AwsReplay(facts), NO_WAIT)
-    rows = _provenance([r for r in fetched.rows if r.option is not Option.CAPACITY_BLOCK], facts["on_demand"],
-                       "instance_type", facts["reservation_rule"])
-    rows += _provenance([r for r in fetched.rows if r.option is Option.CAPACITY_BLOCK], facts["capacity_blocks"],
-                        "instance_type", "")
-    facts = answers["azure"]
-    fetched_az = azure.fetch(sorted({f["region"] for f in facts["pay_as_you_go"]}), _azure_pages(facts), NO_WAIT)
-    rows += _provenance(fetched_az.rows, facts["pay_as_you_go"], "arm_sku", facts["reservation_rule"])
-    problems = fetched.warnings + fetched_az.warnings
-    if problems:
-        raise RuntimeError("; ".join(problems))
-    return sort_rows(rows + gcp_rows(answers["gcp"]))
+    facts = json.loads((DATA / "typed.json").read_text())
+    return sort_rows(aws_rows(facts["aws"]["reservation_rule"]) + gcp_rows(facts["gcp"]) + azure_rows(facts["azure"]))
 
 
 if __name__ == "__main__":

@@ -151,6 +151,11 @@ def render(reports: Sequence[StackReport], limit: int = LIMIT) -> str:
               f"{age.as_of or 'an unstated date'}; {sources}._", ""]
     if age.warning:
         lines += [f"> **Warning:** {age.warning}", ""]
+    missing = sorted({m for r in reports for m in r.prices_leave_out})
+    if missing:
+        lines += [f"_The price snapshot has no citable price for: {', '.join(missing)}; those options are left out of "
+                  "the comparison (a pool that buys one is priced at an upper bound, or unpriced; docs/capacity.md, "
+                  "\"The bundled price snapshot\")._", ""]
     if ok:
         lines += _risk_section(ok)
     for r in ok:

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from capacity import staleness
+from capacity.prices import coverage
 from gpufleet.review import cost, gate
 from gpufleet.review.diff import StackDiff
 from gpufleet.review.risk import Risk, risks
@@ -41,6 +42,7 @@ class StackReport:
     policy_note: str = ""  # why verdicts are missing, when they are
     prices_as_of: str = ""  # the oldest price date of the snapshot the costs come from
     cannot_apply: list[str] = field(default_factory=list)  # what the engine or the cloud would refuse, and the way out
+    prices_leave_out: list[str] = field(default_factory=list)  # options of the stack's clouds the snapshot never prices
 
     @property
     def stack(self) -> str:
@@ -63,8 +65,10 @@ def build(diff: StackDiff, prices: cost.Prices, head_verdicts: Sequence[Any] | N
     new = [f for f in head if (f.policy, f.resource, f.message) not in old] if base_verdicts is not None else []
     ordered = new + [f for f in head if f not in new]
     before = cost.pool_costs(diff.base, prices)
-    return StackReport(diff, risks(diff), before, cost.pool_costs(diff.head, prices, before), ordered, new,
-                       policy_note, prices.as_of)
+    after = cost.pool_costs(diff.head, prices, before)
+    clouds = {c.cloud for c in before + after}
+    return StackReport(diff, risks(diff), before, after, ordered, new, policy_note, prices.as_of,
+                       prices_leave_out=coverage.left_out(prices.offers, clouds) if prices.offers else [])
 
 
 def _pool_json(c: cost.PoolCost) -> dict[str, Any]:
@@ -96,7 +100,7 @@ def stack_json(r: StackReport) -> dict[str, Any]:
                                for p in c.paths]} for c in r.diff.changes],
         "risks": [{"resource": k.resource, "kind": k.kind, "action": k.action, "gpus": k.gpus, "gpu": k.gpu,
                    "cause": k.cause, "impact": k.impact, "headline": k.headline} for k in r.risks],
-        "cost": _cost_json(r),
+        "cost": {**_cost_json(r), "prices_leave_out": r.prices_leave_out},
         "policy": {"note": r.policy_note, "new": len(r.new_verdicts),
                    "verdicts": [{"policy": v.policy, "level": v.level, "message": v.message, "resource": v.resource,
                                  "new": v in r.new_verdicts} for v in r.verdicts]},

@@ -139,7 +139,7 @@ def test_quotas_load_and_reject_negative(tmp_path: Path) -> None:
 def test_the_bundled_offers_are_sourced_dated_and_cover_the_main_gpus() -> None:
     offers = inputs.load_offers()
     assert all(o.source and o.as_of for o in offers)
-    assert all(o.source.startswith(("https://", "derived: ")) for o in offers)
+    assert all(o.source.startswith(("https://", "derived: ", "typed from ")) for o in offers)
     covered = {(o.cloud.value, o.gpu) for o in offers if o.option.value == "on_demand"}
     for gpu in ("H100", "H200", "A100-40GB", "B200", "L4"):
         assert ("aws", gpu) in covered
@@ -147,9 +147,9 @@ def test_the_bundled_offers_are_sourced_dated_and_cover_the_main_gpus() -> None:
         assert ("gcp", gpu) in covered
     for gpu in ("H100", "A100-40GB", "A100-80GB"):
         assert ("azure", gpu) in covered
-    # Google sells B200 (a4-highgpu-8g) only through reservations, flex-start and spot
+    # Google sells B200 (a4-highgpu-8g) only through reservations, flex-start and spot, and no citable price of
+    # those was found (capacity/prices/coverage.py names the gap)
     assert ("gcp", "B200") not in covered
-    assert any(o.option.value == "reservation" and o.gpu == "B200" for o in offers if o.cloud.value == "gcp")
 
 
 @st.composite

@@ -1,5 +1,5 @@
-"""The bundled price snapshot and the offer checks: every row sourced, no invented ratio, rebuilt by the
-fetchers from recorded answers, agreeing with the catalogue and with what each cloud sells."""
+"""The bundled price snapshot and the offer checks: every row sourced, no invented ratio, rebuilt from the price
+digests and the typed facts, agreeing with the catalogue and with what each cloud sells."""
 
 from __future__ import annotations
 
@@ -20,26 +20,26 @@ from gpufleet.review import cost
 HEADER = "cloud,region,machine_type,gpu,gpus_per_node,option,usd_per_gpu_hour,source,as_of\n"
 
 
-def test_the_snapshot_is_what_the_fetchers_make_of_the_recorded_answers() -> None:
+def test_the_snapshot_is_what_refresh_makes_of_the_digests_and_typed_facts() -> None:
     assert refresh.refresh() == inputs.load_offers()
 
 
 def test_no_row_is_an_invented_ratio() -> None:
     for o in inputs.load_offers():
         assert not re.search(r"\bx \d*\.\d+|ratio", o.source), o.source
-        from_digest = f"pricing-cost-calculator/blob/{PIN}/pricing.yml" in o.source
-        # derived: a documented billing rule applied to a sourced price, or a GCP whole-machine price from the
-        # pinned pricing.yml digest rather than the component-SKU fetcher (which no citable source can feed)
-        assert o.source.startswith("derived: ") == (o.option is Option.RESERVATION or from_digest), o
+        # derived: a documented billing rule (a reservation billed at the on-demand rate) applied to a sourced price
         if o.source.startswith("derived: "):
-            assert "https://" in o.source and (o.option is Option.RESERVATION or o.cloud is Cloud.GCP), o
+            assert o.option is Option.RESERVATION and "https://" in o.source, o
+        from_digest = f"pricing-cost-calculator/blob/{PIN}/pricing.yml" in o.source
+        assert from_digest == (o.cloud is Cloud.GCP and not o.source.startswith("typed from")), o
 
 
-def test_aws_train_capacity_block_is_priced_as_one() -> None:
-    # https://aws.amazon.com/ec2/capacityblocks/pricing/: p5.48xlarge, US East (N. Virginia), $39.33 per instance-hour
+def test_a_capacity_block_without_a_sourced_row_is_priced_at_an_upper_bound_that_says_so() -> None:
+    # the two capacity-block rows were the table in force until 2025-01-01 and are gone; the p5.48xlarge pool of
+    # aws-train is priced at the on-demand rate (tsaol/aws-gpu digest: $55.04 in us-east-1), labelled as a bound
     offer = cost.Prices.load().price("aws", "us-east-1", "p5.48xlarge", "capacity_block")
-    assert offer is not None and offer.usd_per_node_hour == pytest.approx(39.33)
-    assert "capacityblocks" in offer.source
+    assert offer is not None and offer.usd_per_node_hour == pytest.approx(55.04)
+    assert offer.source.startswith("no capacity_block offer: on-demand rate, an upper bound")
 
 
 def test_an_offer_the_catalogue_does_not_offer_is_refused_or_dropped_with_the_flag(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from google.cloud import billing_v1
 from loopback import Fake, serve
 
 from capacity.prices import gcp
-from capacity.prices.refresh import RECORDED
+from capacity.prices.refresh import DATA
 from capacity.quotas import Backoff
 from capacity.schema import Option
 from components import catalog
@@ -134,8 +134,8 @@ def test_a3_bills_its_bundled_local_ssd_and_is_never_priced_without_it() -> None
 
 
 def test_the_bundled_local_ssd_is_what_the_pinned_pricing_yml_prices() -> None:
-    # capacity/data/recorded/gcp_machines.csv: pricing.yml's `local-ssd` per machine type (empty: none bundled)
-    with (RECORDED / "gcp_machines.csv").open(newline="") as fh:
+    # capacity/data/prices/gcp_machines.csv: pricing.yml's `local-ssd` per machine type (empty: none bundled)
+    with (DATA / "gcp_machines.csv").open(newline="") as fh:
         digest = {line["machine_type"]: int(line["bundled_local_ssd_gib"] or 0) for line in csv.DictReader(fh)}
     assert digest["a3-highgpu-8g"] == 6000 and digest["g2-standard-96"] == 0
     for name, gib in digest.items():

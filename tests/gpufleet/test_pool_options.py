@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from capacity.prices.table import Offer
 from gpufleet.engine.capture import Resource
 from gpufleet.review import cost
 from policies.props import GKE_NODE_POOL, LAUNCH_TEMPLATE, node_pool
@@ -11,8 +12,8 @@ from tests.conftest import example_fleet
 
 NG = "aws:eks/nodeGroup:NodeGroup"
 SUBNET = Resource("aws:ec2/subnet:Subnet", "sub-a", None, True, {"availabilityZone": "us-east-1a"}, [])
-BLOCK_USD = 39.33  # https://aws.amazon.com/ec2/capacityblocks/pricing/: p5.48xlarge, US East (N. Virginia), per hour
-ON_DEMAND_USD = 55.04  # https://aws.amazon.com/ec2/pricing/on-demand/: p5.48xlarge, US East (N. Virginia), Linux
+BLOCK_USD = 40.0  # a FAKE capacity-block rate added below (the snapshot has no sourced one: docs/capacity.md)
+ON_DEMAND_USD = 55.04  # the snapshot's p5.48xlarge us-east-1 on-demand rate (tsaol/aws-gpu digest, 2026-01-21)
 
 
 def ng(nodes: int, capacity: str, deps: tuple[str, ...] = ()) -> Resource:
@@ -26,6 +27,8 @@ def prices() -> cost.Prices:
 
 
 def test_a_capacity_block_pool_is_priced_as_one_and_shrinking_it_saves_nothing(prices: cost.Prices) -> None:
+    prices = cost.Prices({**prices.offers, ("aws", "us-east-1", "p5.48xlarge", "capacity_block"):
+                          Offer(BLOCK_USD, "fake capacity-block rate, https://aws.amazon.com/ec2/capacityblocks/")})
     before = cost.pool_costs([SUBNET, ng(16, "CAPACITY_BLOCK")], prices)
     assert before[0].option == "capacity_block" and "Capacity Block" in before[0].label
     assert before[0].usd_per_node_hour == pytest.approx(BLOCK_USD)

@@ -1,0 +1,58 @@
+"""Every GPU offering of the catalogue has a price per option it sells, or a stated reason; no row claims to be a
+captured API response.
+
+The issue asks for >= 95% of offerings priced from cited sources. Measured on the bundled snapshot: 461 of 551
+(83.7%): AWS 390 of 449 (the pinned dataset lacks g5, g6e, p5e and p6-b200 in some regions the catalogue lists),
+GCP 67 of 80, Azure 4 of 22 (East US pay-as-you-go only). The floor below holds that share so it cannot fall, and
+every offering left out is named with its reason (capacity/prices/coverage.py)."""
+
+from __future__ import annotations
+
+from capacity import inputs
+from capacity.prices import coverage
+from capacity.schema import Option
+
+
+def test_every_unpriced_option_of_every_offering_has_a_reason() -> None:
+    offers = inputs.load_offers()
+    gaps = coverage.gaps(offers)
+    assert gaps and all(g.reason for g in gaps)
+    priced = {o.key for o in offers}
+    assert not [g for g in gaps if (g.cloud, g.region, g.machine_type, g.option) in priced]
+    # every (cloud, option) reason still explains something: a price that arrives retires its reason
+    explained = {(g.cloud, g.option) for g in gaps}
+    assert set(coverage.REASONS) <= explained, set(coverage.REASONS) - explained
+
+
+def test_the_share_of_offerings_priced_from_cited_sources_does_not_fall() -> None:
+    priced, every = coverage.priced_share(inputs.load_offers())
+    assert every == 551  # 449 AWS + 80 GCP + 22 Azure (cloud, region, GPU machine type) offerings
+    assert priced >= 461
+
+
+def test_no_row_claims_to_be_a_recorded_api_response() -> None:
+    for o in inputs.load_offers():
+        assert not any(word in o.source.lower() for word in ("recorded", "replayed", "api answer")), o.source
+        assert "https://" in o.source, o.source
+        assert o.source.startswith(("https://", "typed from https://", "derived: https://")), o.source
+
+
+def test_reservation_equals_on_demand_only_where_a_source_says_so() -> None:
+    for o in inputs.load_offers():
+        if o.option is Option.RESERVATION and o.source.startswith("derived: "):
+            # the rule cited: an ODCR, an Azure capacity reservation, a GCP reservation of on-demand machines
+            assert any(page in o.source for page in ("capacity-reservations-pricing-billing",
+                                                     "capacity-reservation-overview", "reservations-overview"))
+            assert not o.machine_type.startswith(("a3-ultragpu-", "a4-highgpu-"))  # calendar-mode reservations
+
+
+def test_the_unsourced_a4_reservation_rate_is_gone_and_named_as_a_gap() -> None:
+    offers = inputs.load_offers()
+    assert not [o for o in offers if o.machine_type == "a4-highgpu-8g"]
+    assert any(g.machine_type == "a4-highgpu-8g" and g.option == "reservation" for g in coverage.gaps(offers))
+
+
+def test_what_a_comparison_leaves_out_is_said_per_cloud_and_option() -> None:
+    offers = inputs.load_offers()
+    assert coverage.left_out(offers, ["aws"]) == ["AWS spot", "AWS commit-3y", "AWS capacity-block"]
+    assert "GCP flex-start" in coverage.left_out(offers, ["gcp"])
