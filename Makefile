@@ -32,8 +32,10 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/actuals_bench.py
 	GPUFLEET_INVARIANTS=long GPUFLEET_HYPOTHESIS=explore $(BIN)/python -m pytest -n 2 tests/invariants
 
+# cosmic-ray over the modules that decide money, health and claims; sessions in .mutants/ carry over between runs
+MUTATION_MINUTES ?= 20
 mutations: $(STAMP)
-	$(BIN)/python benchmarks/mutations.py --out mutations.md
+	$(BIN)/python scripts/mutants.py --minutes $(MUTATION_MINUTES)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

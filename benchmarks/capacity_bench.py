@@ -23,6 +23,7 @@ independent checker accepts the plan. Prints, never asserts.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import resource
 import subprocess
@@ -37,14 +38,15 @@ from capacity import check, greedy, highs, milp, optimize, problem, synth
 from capacity.problem import DEFAULT_GAP, DEFAULT_TIME_LIMIT_S
 
 SOLVERS = ("planner", "greedy", "highs")
+START = "2026-01"  # instances start here whatever the day, so runs on different days solve the same instances
 
 
 def instance(size: str, seed: int, rows: int | None) -> synth.Instance:
     if rows is not None:
-        return synth.generate_rows(rows, seed=seed)
+        return synth.generate_rows(rows, seed=seed, start=START)
     if size in synth.HARD:
-        return synth.generate_hard(synth.HARD[size], seed=seed)
-    return synth.generate(synth.SIZES[size], seed=seed)
+        return synth.generate_hard(dataclasses.replace(synth.HARD[size], start=START), seed=seed)
+    return synth.generate(dataclasses.replace(synth.SIZES[size], start=START), seed=seed)
 
 
 def one(solver: str, size: str, seed: int, time_limit_s: float, rows: int | None) -> dict[str, Any]:

@@ -4,6 +4,7 @@ policy, side by side in one run, for the public Alibaba GPU trace and a generate
     .venv/bin/python benchmarks/fleet_sim_bench.py                    # both traces, load 0.9, seed 7
     .venv/bin/python benchmarks/fleet_sim_bench.py --trace generated --jobs 20000 --load 1.1 --seeds 1 2 3
     .venv/bin/python benchmarks/fleet_sim_bench.py --spot-interruptions-per-hour 0.05 --json out.json
+    .venv/bin/python benchmarks/fleet_sim_bench.py --on-demand-burst-nodes 4   # what-if: on-demand beside prepaid
 
 The fleet: every cluster of the example fleet's worker stacks (--stacks) is a worker, its GPU pools the flavors
 (tier from the capacity type, rate from the price table, capacity from nodes.max), each team's quota per flavor
@@ -108,9 +109,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--load", type=float, default=0.9, help="offered GPUs / the fleet's GPUs of those models")
     parser.add_argument("--seeds", type=int, nargs="+", default=[7])
     parser.add_argument("--spot-interruptions-per-hour", type=float, default=0.0)
+    parser.add_argument("--on-demand-burst-nodes", type=int, default=0,
+                        help="what-if: an on-demand pool of this many nodes beside each prepaid pool")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
     args = parser.parse_args(argv)
-    workers = simfleet.workers({s: load_stack_file(stack_file(s)) for s in args.stacks}, Prices.load())
+    stacks, prices = {s: load_stack_file(stack_file(s)) for s in args.stacks}, Prices.load()
+    workers = (simfleet.with_on_demand_burst(stacks, prices, args.on_demand_burst_nodes) if args.on_demand_burst_nodes
+               else simfleet.workers(stacks, prices))
+    fleet_note = f", what-if: +{args.on_demand_burst_nodes} on-demand nodes per prepaid pool" * bool(
+        args.on_demand_burst_nodes)
     out = []
     with Progress(console=console, transient=True) as progress:
         for name in ("alibaba", "generated") if args.trace == "both" else (args.trace,):
@@ -118,9 +125,10 @@ def main(argv: list[str] | None = None) -> int:
                 jobs, source = trace(name, args.jobs, args.days, seed)
                 rows, seconds = bench(name, workers, jobs, args.load, seed, args.spot_interruptions_per_hour,
                                       progress)
-                console.print(table(f"{source}, load {args.load}, seed {seed}", rows))
+                console.print(table(f"{source}, load {args.load}, seed {seed}{fleet_note}", rows))
                 console.print("simulated in " + ", ".join(f"{k} {v:.1f}s" for k, v in seconds.items()))
                 out.append({"trace": name, "source": source, "seed": seed, "load": args.load,
+                            "on_demand_burst_nodes": args.on_demand_burst_nodes,
                             "rows": [r.as_dict() for r in rows]})
     if args.json:
         args.json.write_text(json.dumps(out, indent=1) + "\n")

@@ -61,6 +61,20 @@ def _months(first: str, last: str) -> list[str]:
     return out
 
 
+def _concurrency(v: Verdict, row: DemandRow, cloud: str, region: str, hours_of: list[float], held: float) -> None:
+    """A gang holds all its GPUs while it runs: on fewer prepaid GPUs than the gang, its paid top-up covers the
+    difference for the whole row, (gang - prepaid) / gang of its GPU-hours (docs/capacity.md, "Concurrency")."""
+    prepaid, paid = hours_of
+    if prepaid <= 1e-6 or held >= row.gang_gpus:
+        return
+    need = (row.gang_gpus - held) / row.gang_gpus * row.gpu_hours
+    if paid < need * (1 - REL_TOL) - 1e-6:
+        v.violations.append(f"gang row {row.key}: runs {prepaid:.3f} GPU-hours on {held:g} prepaid GPUs in "
+                            f"{cloud}/{region}, fewer than its {row.gang_gpus}; the paid top-up must be at least "
+                            f"({row.gang_gpus} - {held:g}) / {row.gang_gpus} x {row.gpu_hours:.3f} = {need:.3f} "
+                            f"GPU-hours, the plan has {paid:.3f}")
+
+
 def check(demand: Sequence[DemandRow], offers: Sequence[OfferRow], quotas: Sequence[QuotaRow] | None,
           lines: Sequence[PlanLine], commitments: Sequence[CommitmentLine],
           shortfall: Sequence[ShortfallLine] = (), penalty: float = 1000.0) -> Verdict:
@@ -106,6 +120,7 @@ def check(demand: Sequence[DemandRow], offers: Sequence[OfferRow], quotas: Seque
     served: dict[tuple[str, str, str, int, bool], float] = defaultdict(float)
     regions_of: dict[tuple[str, str, str, int, bool], set[tuple[str, str]]] = defaultdict(set)
     use: dict[tuple[str, str, str, str, str], float] = defaultdict(float)  # (month, cloud, region, gpu, option)
+    held_by: dict[tuple[tuple, str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])  # row, site: prepaid, paid
     for line in lines:
         row = rows.get(line.demand_key)
         where = f"plan line {line.month}/{line.team}/{line.gpu}@{line.cloud.value}/{line.region}/{line.option.value}"
@@ -118,6 +133,7 @@ def check(demand: Sequence[DemandRow], offers: Sequence[OfferRow], quotas: Seque
             v.violations.append(f"{where}: spot for a row that is not spot_ok")
         served[row.key] += line.gpu_hours
         regions_of[row.key].add((line.cloud.value, line.region))
+        held_by[(row.key, line.cloud.value, line.region)][0 if line.option.is_commit else 1] += line.gpu_hours
         use[(line.month, line.cloud.value, line.region, line.gpu, line.option.value)] += line.gpu_hours
         if line.option.is_commit:
             expected = 0.0
@@ -144,6 +160,8 @@ def check(demand: Sequence[DemandRow], offers: Sequence[OfferRow], quotas: Seque
                 q = None if limit is None else limit.get((cloud, region, row.gpu, Market.ON_DEMAND.value), 0.0)
                 if q is not None and q < row.gang_gpus:
                     v.violations.append(f"gang row {key}: {cloud}/{region} on-demand quota {q:g} < {row.gang_gpus}")
+                _concurrency(v, row, cloud, region, held_by[(key, cloud, region)],
+                             committed_gpus.get((row.month, cloud, region, row.gpu), 0.0))
 
     sites = {(c, r, g) for (_, c, r, g, _) in use} | {(c, r, g) for (_, c, r, g) in committed_gpus}
     for month in months:

@@ -26,8 +26,9 @@ class Usage:
 
 
 def decode(problem: Problem, model: Model, x: np.ndarray, builder: PlanBuilder, usage: Usage) -> None:
-    """Turn column values into plan lines: spot to spot_ok units first, then commitments, then on-demand;
-    pooled units are split over their rows in order."""
+    """Turn column values into plan lines: first every gang's paid top-up (on-demand to gangs that may not run
+    on spot, spot then on-demand to the others), then spot to spot_ok units, then commitments and on-demand;
+    pooled units are split over their rows in order. The model's rows make each step fit."""
     hours = problem.hours
     capacity: dict[tuple[int, Site], list[tuple[Option, float]]] = defaultdict(list)
     for (commit, site, start), col in model.nodes.items():
@@ -49,21 +50,61 @@ def decode(problem: Problem, model: Model, x: np.ndarray, builder: PlanBuilder, 
         sp = max(0.0, float(x[model.sp[(m, site)]])) if (m, site) in model.sp else 0.0
         cm = max(0.0, float(x[model.cm[(m, site)]])) if (m, site) in model.cm else 0.0
         usage.on_demand[(m, site)], usage.spot[(m, site)] = od, sp
-        spot_ok = [(u, v) for u, v in served if model.units[u].spot_ok]
         taken: dict[int, float] = defaultdict(float)
-        for u, option, amount in northwest(spot_ok, [(Option.SPOT, sp)]):
+        topups = [(u, float(x[model.topup[(u, site)]])) for u, _ in served if (u, site) in model.topup]
+        paid = [(u, t) for u, t in topups if not model.units[u].spot_ok] + \
+            [(u, t) for u, t in topups if model.units[u].spot_ok]
+        left = {Option.SPOT: sp, site.usage_option: od}
+        for u, need in paid:  # top-ups: not spot_ok from on-demand; spot_ok from spot first, then on-demand
+            for option in ((Option.SPOT, site.usage_option) if model.units[u].spot_ok else (site.usage_option,)):
+                take = min(need, left[option])
+                if take > EPS_GPU_HOURS:
+                    allocations[u].append(((site, option), take))
+                    taken[u] += take
+                    left[option] -= take
+                    need -= take
+        spot_ok = [(u, v - taken[u]) for u, v in served if model.units[u].spot_ok]
+        for u, option, amount in northwest(spot_ok, [(Option.SPOT, left[Option.SPOT])]):
             taken[u] += amount
             allocations[u].append(((site, option), amount))
-        pieces = [*_commit_pieces(capacity.get((m, site), []), cm), (site.usage_option, od)]
+        pieces = [*_commit_pieces(capacity.get((m, site), []), cm), (site.usage_option, left[site.usage_option])]
         rest = [(u, v - taken[u]) for u, v in served]
         for u, option, amount in northwest(rest, pieces):
             allocations[u].append(((site, option), amount))
-    for u, unit in enumerate(model.units):
+    ran: dict[tuple, set[Site]] = defaultdict(set)  # (team, gpu, gang, spot_ok, month): where it ran
+    for u in sorted(range(len(model.units)), key=lambda k: model.units[k].month):
+        unit = model.units[u]
         rows = [(r, problem.demand[r].gpu_hours) for r in unit.rows]
-        for r, (site, option), amount in northwest(rows, allocations.get(u, [])):
+        before = {r: ran.get((*_team(problem, r), unit.month - 1), set()) for r in unit.rows}
+        for r, (site, option), amount in _split(rows, allocations.get(u, []), before):
             builder.serve(r, site, option, amount)
+            ran[(*_team(problem, r), unit.month)].add(site)
     for (site, market), col in model.increase.items():
         usage.increase[(site, market.value)] = float(x[col])
+
+
+def _team(problem: Problem, r: int) -> tuple:
+    d = problem.demand[r]
+    return (d.team, d.gpu, d.gang_gpus, d.spot_ok)
+
+
+def _split(rows: list[tuple[int, float]], pieces: list[tuple[tuple[Site, Option], float]],
+           before: dict[int, set[Site]]) -> list[tuple[int, tuple[Site, Option], float]]:
+    """A pooled unit's hours over its rows (teams): each row first where it ran the month before, as far as
+    the unit's hours there go, then the rest in order. Which team runs where costs nothing either way, so
+    teams stay where they were."""
+    left = [[key, amount] for key, amount in pieces]
+    out: list[tuple[int, tuple[Site, Option], float]] = []
+    need = dict(rows)
+    for r, _ in rows:
+        for piece in left:
+            if piece[0][0] in before[r] and need[r] > EPS_GPU_HOURS and piece[1] > EPS_GPU_HOURS:
+                take = min(need[r], piece[1])
+                out.append((r, piece[0], take))
+                need[r] -= take
+                piece[1] -= take
+    out += northwest([(r, need[r]) for r, _ in rows], [(key, amount) for key, amount in left])
+    return out
 
 
 def _commit_pieces(capacity: list[tuple[Option, float]], used: float) -> list[tuple[Option, float]]:
@@ -89,6 +130,7 @@ def encode(problem: Problem, model: Model, plan: Plan) -> np.ndarray | None:
             rows_by_key[d.key].append(r)
     month = {m: i for i, m in enumerate(problem.months)}
     served: dict[int, float] = defaultdict(float)
+    prepaid: dict[tuple[int, Site], float] = defaultdict(float)
     for line in plan.lines:
         rows = rows_by_key.get(line.demand_key)
         if not rows:
@@ -101,6 +143,10 @@ def encode(problem: Problem, model: Model, plan: Plan) -> np.ndarray | None:
         x[model.served[(u, site)]] += line.gpu_hours
         x[table[(m, site)]] += line.gpu_hours
         served[u] += line.gpu_hours
+        if line.option.is_commit:
+            prepaid[(u, site)] += line.gpu_hours
+        elif (u, site) in model.topup:
+            x[model.topup[(u, site)]] += line.gpu_hours
         if (u, site) in model.chosen:
             x[model.chosen[(u, site)]] = 1.0
     gpus = {unit.gpu for unit in model.units}
@@ -116,4 +162,6 @@ def encode(problem: Problem, model: Model, plan: Plan) -> np.ndarray | None:
         x[col] += c.nodes
     for u, unit in enumerate(model.units):
         x[model.unserved[u]] = max(0.0, unit.hours - served[u])
+    for key, col in model.prepaid.items():
+        x[col] = 1.0 if prepaid[key] > EPS_GPU_HOURS else 0.0
     return x

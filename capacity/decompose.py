@@ -31,12 +31,12 @@ MONTH_TIME_S = 5.0  # one month's gang placement (commitments fixed): small, usu
 COMMIT_TIME_S = 10.0  # every commitment at once, placements fixed
 
 
-def _month_columns(model: Model) -> dict[int, list[int]]:
-    """The columns that belong to each month alone: its units' S, Z and U, its OD, SP and CM."""
+def month_columns(model: Model) -> dict[int, list[int]]:
+    """The columns that belong to each month alone: its units' S, Z, T, W and U, its OD, SP and CM."""
     out: dict[int, list[int]] = defaultdict(list)
     for u, unit in enumerate(model.units):
         out[unit.month].append(model.unserved[u])
-    for (u, _), col in [*model.served.items(), *model.chosen.items()]:
+    for (u, _), col in [*model.served.items(), *model.chosen.items(), *model.topup.items(), *model.prepaid.items()]:
         out[model.units[u].month].append(col)
     for table in (model.od, model.sp, model.cm):
         for (m, _), col in table.items():
@@ -63,7 +63,7 @@ def month_cuts(problem: Problem, model: Model, deadline: float) -> int:
         return 0  # no gang rows: the LP relaxation is already tight on packing
     cost = np.asarray(model.cost, dtype=float)
     lower0, upper0 = np.asarray(model.lower, dtype=float), np.asarray(model.upper, dtype=float)
-    own, shares = _month_columns(model), _shares(problem, model)
+    own, shares = month_columns(model), _shares(problem, model)
     unserved_hours = np.zeros(model.num_col)
     unserved = np.asarray(model.unserved, dtype=np.int64)
     unit_month = np.asarray([unit.month for unit in model.units], dtype=np.int64)
@@ -122,9 +122,9 @@ def fix_and_optimise(model: Model, x: np.ndarray, gap: float, deadline: float,
     gang placement with everything else fixed (commitments fixed, months are independent), then every
     commitment with all placements fixed. ``better`` hears of every improvement as it happens."""
     chosen_by_month: dict[int, list[int]] = defaultdict(list)
-    for (u, _), col in model.chosen.items():
+    for (u, _), col in [*model.chosen.items(), *model.prepaid.items()]:  # where each gang runs, and on what
         chosen_by_month[model.units[u].month].append(col)
-    nodes = list(model.nodes.values())
+    nodes = list(model.nodes.values()) + list(model.prepaid.values())
     cost = np.asarray(model.cost)
     for _ in range(rounds):
         before = float(cost @ x)

@@ -3,7 +3,9 @@
 Month by month, gang rows first (largest gang first), then the rest by size: each row takes the cheapest
 offer first until its quota runs out, then the next cheapest. A gang row goes wholly to the one region
 that serves most of it at the lowest cost. A commitment is priced at its charge spread over the hours it
-can still be used inside the horizon, and bought in whole nodes when that makes it the cheapest offer.
+can still be used inside the horizon, and bought in whole nodes when that makes it the cheapest offer (for
+a gang row only when the site then holds the whole gang). A gang on fewer prepaid GPUs than it needs takes
+them only when the paid hours there can top it up for the whole row (docs/capacity.md, "Concurrency").
 """
 
 from __future__ import annotations
@@ -46,6 +48,23 @@ class _Ledger:
         return range(m, min(m + commit.term_months, len(self.problem.months)))
 
 
+@dataclass
+class _Gang:
+    """What a gang row may take from prepaid capacity while it is filled at one site."""
+
+    row: DemandRow
+    paid_room: float  # pay-per-use GPU-hours the site has left for the row when its fill starts
+    prepaid: float = 0.0  # taken so far
+
+    def allowance(self, held_gpus: float) -> float:
+        gang, need = self.row.gang_gpus, self.row.gpu_hours
+        if held_gpus >= gang:
+            return need
+        if self.paid_room < (1 - held_gpus / gang) * need - EPS_GPU_HOURS:
+            return 0.0  # no top-up for the whole row: the gang runs on paid hours only
+        return max(0.0, held_gpus / gang * need - self.prepaid)
+
+
 Choice = tuple[float, str, Site, object]  # (price, kind, site, option or commit offer)
 RANK = {"commit": 0, "spot": 1, "od": 2, "buy": 3}  # at equal prices: what is held, then the flexible options
 
@@ -66,13 +85,16 @@ def _options(ledger: _Ledger, m: int, site: Site, row: DemandRow, buy: bool) -> 
     return out
 
 
-def _take(ledger: _Ledger, builder: PlanBuilder | None, r: int, m: int, choice: Choice, need: float) -> float:
+def _take(ledger: _Ledger, builder: PlanBuilder | None, r: int, m: int, choice: Choice, need: float,
+          gang: _Gang | None = None) -> float:
     """Serve up to ``need`` GPU-hours from one choice; only measure when builder is None."""
     _, kind, site, what = choice
     h = ledger.problem.hours[m]
     if kind == "buy":
         commit: CommitOffer = what  # type: ignore[assignment]
         nodes = min(int(need // (h * commit.gpus)), ledger.headroom_nodes(commit, site, m))
+        if gang is not None and ledger.committed[(m, site)] + nodes * commit.gpus < gang.row.gang_gpus:
+            nodes = 0  # nodes a gang could only partly use are not worth their charge to it
         if nodes <= 0 or builder is None:
             return 0.0
         builder.buy(commit, m, nodes)
@@ -82,6 +104,9 @@ def _take(ledger: _Ledger, builder: PlanBuilder | None, r: int, m: int, choice: 
         kind, what = "commit", commit.offer.option
     if kind == "commit":
         take = min(need, ledger.commit_left[(m, site, what)])  # type: ignore[index]
+        if gang is not None:
+            take = min(take, gang.allowance(ledger.committed[(m, site)]))
+            gang.prepaid += take
         if builder is not None:
             ledger.commit_left[(m, site, what)] -= take  # type: ignore[index]
             builder.serve(r, site, what, take)  # type: ignore[arg-type]
@@ -99,15 +124,19 @@ def _take(ledger: _Ledger, builder: PlanBuilder | None, r: int, m: int, choice: 
 
 
 def _fill(ledger: _Ledger, builder: PlanBuilder | None, r: int, m: int, choices: list[Choice],
-          need: float) -> tuple[float, float]:
+          need: float, gang: _Gang | None = None) -> tuple[float, float]:
     """Serve up to ``need`` GPU-hours, cheapest choice first. Returns (served, usage cost)."""
     served = cost = 0.0
     for choice in sorted(choices, key=lambda c: (c[0], RANK[c[1]], c[2].key)):
         if need <= EPS_GPU_HOURS:
             break
-        take = _take(ledger, builder, r, m, choice, need)
+        take = _take(ledger, builder, r, m, choice, need, gang)
         served, cost, need = served + take, cost + take * choice[0], need - take
     return served, cost
+
+
+def _gang(ledger: _Ledger, m: int, site: Site, row: DemandRow) -> _Gang:
+    return _Gang(row, ledger.od_room(m, site) + (ledger.sp_room(m, site) if row.spot_ok else 0.0))
 
 
 def greedy(problem: Problem) -> Plan:
@@ -125,10 +154,12 @@ def greedy(problem: Problem) -> Plan:
             choices = [c for s in sites for c in _options(ledger, m, s, row, buy=True)]
             _fill(ledger, builder, r, m, choices, row.gpu_hours)
             continue
-        trials = [(_fill(ledger, None, r, m, _options(ledger, m, s, row, buy=False), row.gpu_hours), s)
+        trials = [(_fill(ledger, None, r, m, _options(ledger, m, s, row, buy=False), row.gpu_hours,
+                         _gang(ledger, m, s, row)), s)
                   for s in sites if s.quota_on_demand >= row.gang_gpus]
         if trials:
             (served, _), best = max(trials, key=lambda t: (round(t[0][0], 6), -t[0][1], t[1].key))
             if served > EPS_GPU_HOURS:
-                _fill(ledger, builder, r, m, _options(ledger, m, best, row, buy=True), row.gpu_hours)
+                _fill(ledger, builder, r, m, _options(ledger, m, best, row, buy=True), row.gpu_hours,
+                      _gang(ledger, m, best, row))
     return builder.finish()

@@ -50,7 +50,7 @@ def first_plan(model: Model, lp: highspy.Highs, x: np.ndarray, gap: float, time_
     fixed = _round_commitments(model, lp, lower, upper, x, deadline)
     if fixed is None:
         return None
-    if not model.chosen:
+    if not model.chosen and not model.prepaid:
         return fixed
     h = highs_for(model, integral=True, gap=gap / 2, time_limit_s=time_limit_s, bounds=(lower, upper))
     h.run()  # stopping at the time limit is fine: any plan it has is feasible, and the LP bound judges it
@@ -92,7 +92,17 @@ def _place_gangs(model: Model, lp: highspy.Highs, x: np.ndarray, lower: np.ndarr
             return None
     for u, options in open_units.items():  # rounds ran out: fix the rest where the LP put most of them
         placed[u] = _fix(lower, upper, options, max(options, key=lambda o: x[o[1]]))
+    fix_prepaid(model, lower, upper)
     return _resolve(model, lp, lower, upper)  # with every gang row's site fixed
+
+
+def fix_prepaid(model: Model, lower: np.ndarray, upper: np.ndarray) -> None:
+    """With commitments fixed in the bounds, each gang uses prepaid capacity where it holds the whole gang and
+    runs on paid hours elsewhere: feasible whatever the rest (a gang on paid hours only needs no top-up rule)."""
+    for (u, site), w in model.prepaid.items():
+        unit = model.units[u]
+        gpus = sum(g * lower[y] for y, g in model.held.get((unit.month, site), []))
+        lower[w] = upper[w] = 1.0 if gpus >= unit.gang else 0.0
 
 
 def _round_commitments(model: Model, lp: highspy.Highs, lower: np.ndarray, upper: np.ndarray,

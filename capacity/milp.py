@@ -9,6 +9,11 @@ Model (docs/capacity.md states it in prose):
                SP <= sum of S over spot_ok units;
   Y[c,t] int   nodes of commit offer c starting in month t; CM <= h(m) * sum_active gpus(c) Y;
   quotas       h(m) * sum_active gpus(c) Y + OD <= h(m) Q_od;  SP <= h(m) Q_sp;
+  concurrency  a gang row u (G GPUs, H GPU-hours) where C = sum_active gpus(c) Y prepaid GPUs may be fewer than
+               G: T[u,s] paid GPU-hours (its top-up), W[u,s] in {0,1} "uses prepaid capacity";
+               S - T <= H W,  T + (H/G) C >= H W,  S - T <= (H/G) C,  T <= S;  per (month, site) the top-ups
+               fit the paid hours: sum T <= OD + SP, sum of the not spot_ok T <= OD (with the balance row,
+               exactly what lets the hours be split so no gang holds more prepaid GPUs than there are);
   objective    price_od OD + price_sp SP + sum charge(c) Y + penalty U.
 In relaxed mode every quota gets a priced increase E[s, market] (in GPUs), and gang rows may go to sites
 whose on-demand quota is below the gang if E covers the difference.
@@ -60,6 +65,9 @@ class Model:
     sp: dict[tuple[int, Site], int] = field(default_factory=dict)
     cm: dict[tuple[int, Site], int] = field(default_factory=dict)
     nodes: dict[tuple[CommitOffer, Site, int], int] = field(default_factory=dict)
+    topup: dict[tuple[int, Site], int] = field(default_factory=dict)  # (gang unit, site) -> T
+    prepaid: dict[tuple[int, Site], int] = field(default_factory=dict)  # (gang unit, site) -> W
+    held: dict[tuple[int, Site], list[tuple[int, int]]] = field(default_factory=dict)  # (month, site) -> (Y, GPUs)
     increase: dict[tuple[Site, Market], int] = field(default_factory=dict)
     balance: dict[tuple[int, Site], int] = field(default_factory=dict)  # (month, site) -> its balance row
     hours: list[int] = field(default_factory=list)  # per month of the horizon
@@ -213,7 +221,7 @@ def _supply(problem: Problem, model: Model, at: dict[tuple[int, Site], list[int]
             balance.append((model.cm[(m, site)], 1.0))
         model.balance[(m, site)] = model.num_row
         model.row(balance, 0.0, 0.0)
-    active = _commitments(problem, model, hours, relax)
+    active = model.held = _commitments(problem, model, hours, relax)
     for m, site in sorted(set(model.od) | set(model.cm) | set(active), key=lambda k: (k[0], k[1].key)):
         h, q_od = hours[m], site.quota_on_demand
         terms = active.get((m, site), [])
@@ -227,6 +235,38 @@ def _supply(problem: Problem, model: Model, at: dict[tuple[int, Site], list[int]
         if relax:
             entries.append((increase(site, Market.ON_DEMAND), -h))
         model.row(entries, -INF, h * q_od)
+    _concurrency(model, at, active)
+
+
+def _concurrency(model: Model, at: dict[tuple[int, Site], list[int]],
+                 active: dict[tuple[int, Site], list[tuple[int, int]]]) -> None:
+    """While a gang runs it holds all its GPUs at once: prepaid capacity of C < G GPUs serves at most C/G of it,
+    the rest is paid per hour used (docs/capacity.md, "Concurrency"). Only gangs larger than the smallest node
+    they could find prepaid need the rows: otherwise any prepaid capacity there already holds the gang."""
+    for (m, site), units in sorted(at.items(), key=lambda kv: (kv[0][0], kv[0][1].key)):
+        terms = active.get((m, site), [])
+        if not terms:
+            continue
+        smallest = min(g for _, g in terms)
+        gangs = [u for u in units if model.units[u].gang > smallest]
+        for u in gangs:
+            unit = model.units[u]
+            s, share = model.served[(u, site)], unit.hours / unit.gang
+            t = model.topup[(u, site)] = model.col(0.0, 0.0, unit.hours)
+            w = model.prepaid[(u, site)] = model.col(0.0, 0.0, 1.0, integer=True)
+            held = [(y, share * g) for y, g in terms]
+            model.row([(s, 1.0), (t, -1.0), (w, -unit.hours)], -INF, 0.0)
+            model.row([(t, 1.0), *held, (w, -unit.hours)], 0.0, INF)
+            model.row([(s, 1.0), (t, -1.0)] + [(y, -c) for y, c in held], -INF, 0.0)
+            model.row([(t, 1.0), (s, -1.0)], -INF, 0.0)
+        if not gangs:
+            continue
+        paid = [(model.od[(m, site)], -1.0)] if (m, site) in model.od else []
+        model.row([(model.topup[(u, site)], 1.0) for u in gangs] + paid
+                  + ([(model.sp[(m, site)], -1.0)] if (m, site) in model.sp else []), -INF, 0.0)
+        fixed = [u for u in gangs if not model.units[u].spot_ok]
+        if (m, site) in model.sp and fixed:
+            model.row([(model.topup[(u, site)], 1.0) for u in fixed] + paid, -INF, 0.0)
 
 
 def _commitments(problem: Problem, model: Model, hours: list[int],
@@ -257,10 +297,15 @@ def _commitments(problem: Problem, model: Model, hours: list[int],
 
 
 def _peak_gpus(model: Model, hours: list[int]) -> dict[str, float]:
-    """The most GPUs of each model any month asks for: no commitment needs more."""
+    """The most GPUs of each model any month asks for, on average or held at once by its largest gang: prepaid
+    capacity beyond both serves nothing more (docs/capacity.md, "Concurrency"), so no commitment needs more."""
     per: dict[tuple[str, int], float] = defaultdict(float)
+    gangs: dict[tuple[str, int], float] = defaultdict(float)
     for unit in model.units:
         per[(unit.gpu, unit.month)] += unit.hours / hours[unit.month]
+        gangs[(unit.gpu, unit.month)] = max(gangs[(unit.gpu, unit.month)], unit.gang)
+    for key, gang in gangs.items():
+        per[key] = max(per[key], gang)
     peak: dict[str, float] = defaultdict(float)
     for (gpu, _), gpus in per.items():
         peak[gpu] = max(peak[gpu], gpus)

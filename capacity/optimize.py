@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import highspy
 import numpy as np
 
-from capacity import decompose, heuristic, highs, milp, settle
+from capacity import decompose, heuristic, highs, milp, settle, stay
 from capacity.decode import Usage, decode, encode
 from capacity.milp import Model
 from capacity.plan import Plan, PlanBuilder
@@ -89,7 +89,7 @@ class _Part:
 
 def solve(problem: Problem, gap: float = DEFAULT_GAP, time_limit_s: float = DEFAULT_TIME_LIMIT_S,
           progress: ProgressFn | None = None, relax: bool = False, only: set[str] | None = None,
-          starts: Sequence[Plan] = ()) -> Solution:
+          starts: Sequence[Plan] = (), stay_threshold: float = stay.DEFAULT_THRESHOLD) -> Solution:
     """Solve one MILP per GPU model (exact: GPU models share no site, quota or offer) and join them.
 
     ``only`` limits the solve to some GPU models (the plan then leaves the others unserved). ``starts`` are
@@ -97,7 +97,9 @@ def solve(problem: Problem, gap: float = DEFAULT_GAP, time_limit_s: float = DEFA
     the result is never worse than any of them. The gap is proven for the whole plan: every part's LP bound
     and first plan come first (two parts at a time); when they are within gap x the sum of LP bounds, that
     proves it. Otherwise the parts with the largest gaps get, within the time limit: per-month bounding rows
-    (capacity/decompose.py), fix-and-optimise over months and commitments, then the full MILP."""
+    (capacity/decompose.py), fix-and-optimise over months and commitments, then the full MILP. Finally every
+    prepaid node that saves nothing goes (capacity/settle.py) and, unless ``relax``, placements are kept from
+    month to month where moving saves less than ``stay_threshold`` (capacity/stay.py), within the gap."""
     started = time.perf_counter()
     deadline = started + time_limit_s
     phase = "relaxed" if relax else "milp"
@@ -147,8 +149,11 @@ def solve(problem: Problem, gap: float = DEFAULT_GAP, time_limit_s: float = DEFA
 
         with ThreadPoolExecutor(WORKERS) as pool:
             list(pool.map(improve, todo))
+    after = max(deadline, time.perf_counter() + settle.MIN_TIME_S)
     for part in parts:
-        _polish(part, deadline)
+        _polish(part, after)
+    if not relax:
+        _stay(problem, parts, gap, stay_threshold, max(deadline, time.perf_counter() + stay.MIN_TIME_S))
     builder, usage = PlanBuilder(problem), Usage()
     stats: dict[str, int] = defaultdict(int)
     for part in parts:
@@ -274,6 +279,21 @@ def _milp(part: _Part, gap: float, abs_gap: float, time_limit_s: float, progress
     part.bound = min(bound, part.objective)
     closed = part.objective - part.bound <= max(abs_gap, gap * abs(part.objective)) + 1e-6
     part.status = _status(h.getModelStatus(), closed)
+
+
+def _stay(problem: Problem, parts: list[_Part], gap: float, threshold: float, deadline: float) -> None:
+    """Keep placements put, spending at most what keeps the whole plan within its gap: the slack
+    bound / (1 - gap) - objective, shared over the parts in proportion to their own slack."""
+    objective = sum(p.objective for p in parts)
+    slack = max(0.0, min(sum(p.bound for p in parts), objective) / (1 - gap) * (1 - 1e-9) - objective) if gap < 1 \
+        else 0.0
+    own = [max(0.0, p.bound / (1 - gap) - p.objective) if gap < 1 else 0.0 for p in parts]
+    for part, share in zip(parts, own, strict=True):
+        if part.x is None or not len(part.x):
+            continue
+        budget = slack * share / sum(own) if sum(own) > 0 else 0.0
+        part.x = stay.stay(problem, part.model, part.x, threshold, budget, deadline)
+        part.objective = float(np.dot(part.model.arrays()["cost"], part.x))
 
 
 def _polish(part: _Part, deadline: float) -> None:

@@ -9,7 +9,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from capacity import check, greedy, optimize, problem, requests
+from capacity import check, greedy, optimize, problem, requests, stay
 from capacity.optimize import ProgressFn, Solution
 from capacity.plan import Plan
 from capacity.schema import DemandRow, OfferRow, QuotaRequest, QuotaRow
@@ -61,13 +61,15 @@ class Run:
 
 def plan(demand: Sequence[DemandRow], offers: Sequence[OfferRow], quotas: Sequence[QuotaRow] | None,
          penalty: float = problem.DEFAULT_PENALTY_USD_PER_GPU_HOUR, gap: float = problem.DEFAULT_GAP,
-         time_limit_s: float = problem.DEFAULT_TIME_LIMIT_S, progress: ProgressFn | None = None) -> Run:
+         time_limit_s: float = problem.DEFAULT_TIME_LIMIT_S, progress: ProgressFn | None = None,
+         stay_threshold: float = stay.DEFAULT_THRESHOLD) -> Run:
     built = problem.build(demand, offers, quotas, penalty)
     started = time.perf_counter()
     baseline = greedy.greedy(built)
     greedy_seconds = time.perf_counter() - started
     # the greedy plan is every part's start: the plan returned is never worse than the baseline
-    solution = optimize.solve(built, gap=gap, time_limit_s=time_limit_s, progress=progress, starts=[baseline])
+    solution = optimize.solve(built, gap=gap, time_limit_s=time_limit_s, progress=progress, starts=[baseline],
+                              stay_threshold=stay_threshold)
     relaxed = None
     found: list[QuotaRequest] = []
     short = {s.gpu for s in solution.plan.shortfall}

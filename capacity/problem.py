@@ -17,6 +17,7 @@ from components.catalog import Cloud
 
 DEFAULT_PENALTY_USD_PER_GPU_HOUR = 1000.0
 DEFAULT_GAP = 1e-3  # 0.1 %: "proven optimal" for planning purposes
+DEFAULT_STAY_THRESHOLD = 0.001  # a move must save more than 0.1 % of the moved hours' on-demand cost (stay.py)
 DEFAULT_TIME_LIMIT_S = 300.0  # a hard, quota-bound plan reaches 0.1 % within it (benchmarks/capacity_bench.py)
 SiteKey = tuple[Cloud, str, str]  # (cloud, region, gpu)
 # Demand rows one plan takes. Memory grows linearly with rows (benchmarks/capacity_bench.py --rows: 100,000

@@ -4,13 +4,15 @@ Quotas are concentrated where the clusters are: a few home regions per GPU get q
 the rest a little or none (unlisted, so 0). Prices scale from per-GPU list-price levels of the bundled
 snapshot (capacity/data/offers.csv) with a regional factor; spot, one- and three-year rates are drawn as
 discounts off on-demand. Demand per team and GPU follows a trend with noise; gang rows model large jobs
-that must share one interconnect domain.
+that must share one interconnect domain. Instances start next month by default (dated from the run date);
+benchmarks and tests pin ``start`` so every run draws the same instance.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from capacity.schema import DemandRow, Market, OfferRow, Option, QuotaRow, add_months, hours
 from components.catalog import Cloud
@@ -22,6 +24,11 @@ GPU_LEVELS: dict[str, tuple[float, int]] = {
 CLOUDS = (Cloud.AWS, Cloud.GCP, Cloud.AZURE)
 
 
+def next_month(today: dt.date | None = None) -> str:
+    day = today or dt.datetime.now(dt.UTC).date()
+    return add_months(f"{day.year:04d}-{day.month:02d}", 1)
+
+
 @dataclass(frozen=True)
 class Spec:
     name: str
@@ -31,7 +38,7 @@ class Spec:
     teams: int
     classes: int | None = None  # demand classes (team, gpu, gang, spot_ok); None: teams x gpus with gaps
     gang_share: float = 0.25
-    start: str = "2026-01"
+    start: str = field(default_factory=next_month)
 
 
 SIZES = {
@@ -150,7 +157,7 @@ class HardSpec:
     teams: int = 32
     regions_per_cloud: int = 3
     unservable: tuple[float, float] = (0.15, 0.20)  # share of a GPU's demand above its total quota
-    start: str = "2026-01"
+    start: str = field(default_factory=next_month)
 
 
 HARD = {
@@ -231,10 +238,10 @@ def _capacity_for(demand: list[DemandRow], gpu: str, unservable: float) -> float
     return high
 
 
-def generate_rows(rows: int, seed: int = 7) -> Instance:
+def generate_rows(rows: int, seed: int = 7, start: str | None = None) -> Instance:
     """An H-like instance with exactly ``rows`` demand rows (24 months; teams added until there are enough),
     for measuring time and memory at scale."""
-    spec = HardSpec("rows", teams=max(32, rows // 25 + 1))
+    spec = HardSpec("rows", teams=max(32, rows // 25 + 1), start=start or next_month())
     inst = generate_hard(spec, seed)
     if len(inst.demand) < rows:
         raise ValueError(f"drew {len(inst.demand)} rows, fewer than {rows}")

@@ -135,9 +135,52 @@ class SelfHealingSpec(Strict):
     max_parallel_repairs: int = Field(default=1, ge=1)  # nodes of one pool the cloud repairs at the same time
 
 
+class SecretRef(Strict):
+    """A value kept in a Kubernetes Secret of the monitoring namespace, never in the stack file: Alertmanager reads
+    it from the file the Secret is mounted as (docs/addons.md "Paging")."""
+
+    secret: str = Field(pattern=r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")  # the Secret's name
+    key: str = Field(pattern=r"^[-._a-zA-Z0-9]{1,253}$")  # the key in it holding the value
+
+
+class PagerDutySpec(Strict):
+    routing_key: SecretRef | str  # an Events API v2 integration key (a plain string is refused: secrets by reference)
+
+
+class SlackSpec(Strict):
+    api_url: SecretRef | str  # the incoming webhook URL (a plain string is refused)
+    channel: str | None = None  # None: the webhook's own channel
+
+
+class WebhookSpec(Strict):
+    url: SecretRef | str  # the endpoint, which often carries a token (a plain string is refused)
+
+
+class ReceiverSpec(Strict):
+    """Where Alertmanager sends alerts: exactly one of pagerduty, slack, webhook."""
+
+    name: str = Field(pattern=NAME)
+    severities: list[Literal["critical", "warning"]] = ["critical"]  # alerts of these severities reach it
+    pagerduty: PagerDutySpec | None = None
+    slack: SlackSpec | None = None
+    webhook: WebhookSpec | None = None
+
+
+class AlertingSpec(Strict):
+    receivers: list[ReceiverSpec] = []  # none: alerts stay in Alertmanager's UI (the preview warns)
+
+
+class GrafanaSpec(Strict):
+    """Grafana's admin login: a password generated into a Kubernetes Secret (never the chart's default)."""
+
+    admin_user: str = Field(default="admin", pattern=r"^[a-z][-a-z0-9_.]{0,63}$")
+
+
 class AddonsSpec(Strict):
     gpu_driver: Literal["cloud", "operator"] = "cloud"  # who installs the NVIDIA driver, never both
     monitoring: bool = True
+    alerting: AlertingSpec = AlertingSpec()  # Alertmanager receivers and the severities each gets
+    grafana: GrafanaSpec = GrafanaSpec()
     self_healing: SelfHealingSpec = SelfHealingSpec()
     kueue_teams: list[KueueTeam] = []
     operators: list[str] = []  # job operators to install, Kueue-managed: kuberay, jobset, trainer (docs/addons.md)
@@ -160,6 +203,18 @@ class NetworkProfileSpec(Strict):
     duration_minutes: int = Field(default=60, ge=1, le=1440)  # the engine lifts the shaping after this
 
 
+class DeploySpec(Strict):
+    """Where the `pulumi up` that installs this cluster's in-cluster layer runs, so it can reach the API server
+    (docs/clouds.md "Deploy paths"). Checked before anything is built."""
+
+    # outside: a hosted runner or a laptop; network: a runner inside the cluster's VPC / VNet (or one peered to it).
+    # None: outside for a public endpoint; for a private one, the cloud's default (components/reach.py)
+    deployer: Literal["outside", "network"] | None = None
+    runner_labels: list[str] = []  # network: the runs-on labels of that runner; []: [self-hosted, gpufleet-<cluster>]
+    runner_cidrs: list[str] = []  # network: the runner's addresses, let through to the API server where it filters
+    egress_cidrs: list[str] = []  # outside with a public endpoint: the deployer's fixed egress addresses
+
+
 class ClusterSpec(Strict):
     name: str = Field(pattern=NAME)
     region: str
@@ -169,6 +224,7 @@ class ClusterSpec(Strict):
     public_access_cidrs: list[str] = []  # only with endpoint: public
     admins: list[str] = []  # principals given cluster admin: IAM role ARNs / Google groups / Entra group ids
     existing_network: str | None = None  # an existing VPC / VNet id to use instead of creating one
+    deploy: DeploySpec = DeploySpec()  # how `pulumi up` reaches the API server
     system_pool: SystemPoolSpec = SystemPoolSpec()
     node_pools: list[NodePoolSpec] = []
     storage: StorageSpec = StorageSpec()

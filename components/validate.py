@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from components import catalog, cron, job_operators, network_profiles
+from components import alerting, catalog, cron, deploy_path, job_operators, network_profiles
 from components import validate_access as access
 from components.capabilities import CloudCapabilities, capabilities
 from components.catalog import Cloud, Fabric, MachineType
@@ -114,6 +114,7 @@ def _check_cluster(cloud: Cloud, caps: CloudCapabilities, c: ClusterSpec, path: 
                           f"{c.kubernetes_version!r} is not a supported {cloud.title} Kubernetes version.",
                           f"Use one of {', '.join(caps.kubernetes_versions)}.")
     yield from access.check_endpoint(c, path)
+    yield from deploy_path.check(cloud, c, path)
     if c.addons.gpu_driver == "operator" and caps.operator_driver_refused:
         yield SpecProblem(f"{path}.addons.gpu_driver", f"'operator' is not available on {cloud.title}: "
                           f"{caps.operator_driver_refused}.", "Set gpu_driver: cloud.")
@@ -139,6 +140,7 @@ def _check_cluster(cloud: Cloud, caps: CloudCapabilities, c: ClusterSpec, path: 
     yield from _check_kueue(cloud, c, f"{path}.addons.kueue_teams")
     yield from network_profiles.check(c, path)
     yield from job_operators.check(c, path)
+    yield from alerting.check(c, path)
 
 
 def _check_nodes(nodes: Any, path: str) -> Problems:

@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from components.k8s import upstream  # noqa: E402
-from components.k8s.upstream import derive, derive_cpp  # noqa: E402
+from components.k8s.upstream import derive, derive_cpp, derive_go, derive_package  # noqa: E402
 
 DEFAULT_MIRROR = Path(os.environ.get("GPUFLEET_UPSTREAM_MIRROR", Path.home() / ".cache" / "gpufleet" / "upstream"))
 console = Console(stderr=True)
@@ -189,6 +189,7 @@ PER_FILE: dict[str, Callable[[str, Any], Any]] = {
     "cpp": _cpp,
     "dockerfiles": lambda text, _: derive_cpp.dockerfile_facts(text),
     "tables": derive.markdown_table,
+    "feature_gates": derive_go.feature_gates,
 }
 
 
@@ -240,6 +241,10 @@ def derive_pin(name: str, row: dict[str, Any], mirror: Path, offline: bool, toda
             for path, wants in files:
                 paths.append(path)
                 out[kind][path] = facts_of(source.show(commit, path), wants)
+    if row.get("chart_package"):  # what the release's chart package stamps over values.yaml (images, tags)
+        paths.append(row["chart_package"])
+        out["chart_package"] = derive_package.chart_package_values(
+            source.show(commit, row["chart_package"]), str(row["git"]["ref"]), f"{row['chart_dir']}/values.yaml")
     if row.get("metrics"):
         out["metrics"] = _metrics(source, commit, row["metrics"], paths)
     if row.get("tool"):

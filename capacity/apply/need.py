@@ -1,8 +1,11 @@
 """What an accepted plan asks of the stacks in one month, per (cloud, region, GPU).
 
 Plan lines are GPU-hours per month. The capacity that carries them is the month's peak of concurrent GPUs:
-a line of spreadable work (gang_gpus 1) needs its average (GPU-hours / hours in the month), a gang line
-needs whole gangs (at least one gang, however few its hours: a gang runs all at once or not at all).
+a demand row of spreadable work (gang_gpus 1) needs its average (GPU-hours / hours in the month), a gang row
+needs whole gangs (at least one gang, however few its hours: a gang runs all at once or not at all). A row
+served by several options at one site (a gang on a capacity block with an on-demand top-up) is one set of
+gangs: its peak is split over the options in proportion to their hours, never rounded up per option (a
+top-up of 8 GPUs is 8 GPUs, not another 64-GPU gang).
 """
 
 from __future__ import annotations
@@ -40,14 +43,18 @@ class Need:
 def month_needs(lines: Sequence[PlanLine], commitments: Sequence[CommitmentLine], month: str) -> dict[Key, Need]:
     """Every (cloud, region, GPU) the plan runs or commits in ``month``."""
     out: dict[Key, Need] = defaultdict(Need)
+    rows: dict[tuple, dict[str, float]] = defaultdict(lambda: defaultdict(float))  # (site, row) -> option: hours
     for line in lines:
-        if line.month != month or line.gpu_hours <= EPS:
-            continue
-        need = out[(line.cloud.value, line.region, line.gpu)]
-        peak = peak_gpus(line.gpu_hours, line.gang_gpus, month)
-        need.gpus_by_option[line.option.value] += peak
-        need.gpus_by_team[line.team] += peak
-        need.average_gpus += line.gpu_hours / hours(month)
+        if line.month == month and line.gpu_hours > EPS:
+            rows[((line.cloud.value, line.region, line.gpu), line.demand_key)][line.option.value] += line.gpu_hours
+    for (key, (_, team, _, gang, _)), by_option in rows.items():
+        need = out[key]
+        total = sum(by_option.values())
+        peak = peak_gpus(total, gang, month)
+        for option, gpu_hours in by_option.items():
+            need.gpus_by_option[option] += peak * gpu_hours / total
+        need.gpus_by_team[team] += peak
+        need.average_gpus += total / hours(month)
     for c in commitments:
         if active(c, month):
             need = out[(c.cloud.value, c.region, c.gpu)]

@@ -9,7 +9,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from capacity.apply.propose import Proposal
+from capacity.apply.edits import Proposal
 
 
 def _show(value: Any) -> str:

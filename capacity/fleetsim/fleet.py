@@ -73,3 +73,24 @@ def orders(fleet: Sequence[Worker], policy: Policy, demand: Mapping[str, tuple[s
         names = [r.worker for r in ranked]
         out[team] = names if policy.order == "plan" else sorted(names)
     return out
+
+
+def with_on_demand_burst(stacks: Mapping[str, Fleet], prices: Prices, nodes: int) -> list[Worker]:
+    """A what-if of the same fleet: each prepaid pool gets an on-demand pool of ``nodes`` nodes of its machine
+    beside it (a last flavor of its ClusterQueues, for the teams with quota in the prepaid pool), priced at the
+    machine's on-demand rate: where a policy's spill to on-demand shows."""
+    out = []
+    for w, (stack, cluster) in zip(workers(stacks, prices), ((s, c) for s, f in sorted(stacks.items())
+                                                             for c in f.clusters), strict=True):
+        extra, quotas = [], dict(w.quotas)
+        for pool in (p for p in cluster.pools if TIER_OF_CAPACITY[p.capacity] is Tier.PREPAID):
+            offer = prices.price(cluster.cloud.value, cluster.spec.region, pool.machine.name, "on_demand")
+            if offer is None:
+                raise ValueError(f"{stack}/{cluster.name}/{pool.name}: no on-demand price for {pool.machine.name}")
+            burst = Pool(f"{pool.name}-burst", pool.machine.gpu, Tier.ON_DEMAND, nodes * pool.machine.gpus,
+                         offer.usd_per_node_hour / pool.machine.gpus)
+            extra.append(burst)
+            for team in {t for t, p in w.quotas if p == pool.name and w.quotas[(t, p)] > 0}:
+                quotas[(team, burst.name)] = burst.gpus
+        out.append(Worker(w.name, (*w.pools, *extra), quotas))
+    return out

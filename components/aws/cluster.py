@@ -3,7 +3,7 @@ entries, and the core add-ons (VPC CNI with Pod Identity, CoreDNS, kube-proxy, P
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_aws as aws
@@ -30,6 +30,7 @@ class EksClusterArgs:
     admins: list[str]
     partition: pulumi.Input[str]
     tags: dict[str, str]
+    runner_cidrs: list[str] = field(default_factory=list)  # the in-network deployer's addresses (docs/clouds.md)
 
 
 def vpc_cni_version(version: str) -> str:
@@ -57,6 +58,7 @@ class EksCluster(pulumi.ComponentResource):
         self.addons = _core_addons(name, args, self.cluster, child)
         self.name = self.cluster.name
         self.security_group_id = self.cluster.vpc_config.cluster_security_group_id
+        _runner_access(name, args, self.security_group_id, child)
         self.endpoint = self.cluster.endpoint
         self.oidc_issuer = self.cluster.identities[0].oidcs[0].issuer
         self.kubeconfig = pulumi.Output.secret(kubeconfig(self.cluster))
@@ -92,6 +94,18 @@ def _admin_access(name: str, args: EksClusterArgs, cluster: aws.eks.Cluster, opt
                                         policy_arn=policy, access_scope={"type": "cluster"},
                                         opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
                                             depends_on=[entry])))
+
+
+def _runner_access(name: str, args: EksClusterArgs, group_id: pulumi.Input[str], opts: pulumi.ResourceOptions) -> None:
+    """The private endpoint's network interfaces carry the cluster security group, which lets in only the cluster's
+    own members: the deploy runner's addresses get HTTPS to the API server, nothing else
+    (https://docs.aws.amazon.com/eks/latest/userguide/sec-group-reqs.html)."""
+    for i, cidr in enumerate(args.runner_cidrs):
+        family = {"cidr_ipv6" if ":" in cidr else "cidr_ipv4": cidr}
+        aws.vpc.SecurityGroupIngressRule(f"{name}-deploy-runner-{i}", security_group_id=group_id, **family,
+                                         ip_protocol="tcp", from_port=443, to_port=443,
+                                         description="gpufleet deploy runner: HTTPS to the EKS API server",
+                                         tags=args.tags, opts=opts)
 
 
 def _core_addons(name: str, args: EksClusterArgs, cluster: aws.eks.Cluster,

@@ -26,7 +26,7 @@ class AwsGpuCluster(pulumi.ComponentResource):
         self.eks = EksCluster(name, EksClusterArgs(
             cluster_name=spec.name, kubernetes_version=spec.kubernetes_version, subnet_ids=list(subnets.values()),
             public_endpoint=spec.endpoint == "public", public_access_cidrs=spec.public_access_cidrs,
-            admins=spec.admins, partition=partition, tags=tags), child)
+            admins=spec.admins, partition=partition, tags=tags, runner_cidrs=spec.deploy.runner_cidrs), child)
         node_role = role(f"{name}-nodes", "ec2.amazonaws.com", NODE_POLICIES, tags, child, partition)
         efa_group = _efa_security_group(name, cluster, vpc_id, child)
         base = dict(cluster_name=self.eks.name, node_role_arn=node_role.arn,

@@ -9,7 +9,10 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_gcp as gcp
 
+from components.catalog import Cloud
+from components.deploy_path import origin
 from components.kubeconfig import exec_kubeconfig
+from components.reach import Route, reach
 from components.spec import ClusterSpec
 
 CONTROL_PLANE_CIDR = "172.16.0.0/28"
@@ -63,13 +66,20 @@ class GkeCluster(pulumi.ComponentResource):
         self.cluster = _control_plane(name, args, child)
         self.name = self.cluster.name
         self.endpoint = self.cluster.endpoint
-        self.kubeconfig = pulumi.Output.secret(kubeconfig(self.cluster))
+        self.kubeconfig = pulumi.Output.secret(kubeconfig(self.cluster, dns_endpoint(args.spec)))
         self.register_outputs({"name": self.name, "endpoint": self.endpoint, "kubeconfig": self.kubeconfig})
+
+
+def dns_endpoint(spec: ClusterSpec) -> bool:
+    """A private cluster whose deployer runs outside the VPC is reached over GKE's DNS-based endpoint (IAM-authorised,
+    components/reach.py); the kubeconfig then names it too, so users get in the same way."""
+    return reach(Cloud.GCP, spec, origin(Cloud.GCP, spec)).route is Route.DNS_ENDPOINT
 
 
 def _control_plane(name: str, args: GkeClusterArgs, opts: pulumi.ResourceOptions) -> gcp.container.Cluster:
     spec = args.spec
     private = spec.endpoint == "private"
+    authorized = [*spec.public_access_cidrs, *spec.deploy.runner_cidrs]  # the runner's: the private endpoint's too
     return gcp.container.Cluster(
         f"{name}-gke",
         name=spec.name,
@@ -87,8 +97,9 @@ def _control_plane(name: str, args: GkeClusterArgs, opts: pulumi.ResourceOptions
                                 "master_global_access_config": {"enabled": True}},
         master_authorized_networks_config={
             "cidr_blocks": [{"cidr_block": c, "display_name": f"public-access-{i}"}
-                            for i, c in enumerate(spec.public_access_cidrs)],
+                            for i, c in enumerate(authorized)],
             "gcp_public_cidrs_access_enabled": False},
+        control_plane_endpoints_config={"dns_endpoint_config": {"allow_external_traffic": dns_endpoint(spec)}},
         workload_identity_config={"workload_pool": pulumi.Output.concat(args.project, ".svc.id.goog")},
         release_channel={"channel": RELEASE_CHANNEL},
         min_master_version=spec.kubernetes_version,
@@ -118,9 +129,13 @@ def _control_plane(name: str, args: GkeClusterArgs, opts: pulumi.ResourceOptions
     )
 
 
-def kubeconfig(cluster: gcp.container.Cluster) -> pulumi.Output[str]:
-    """A kubeconfig that authenticates with gke-gcloud-auth-plugin (no static credentials)."""
-    return pulumi.Output.all(cluster.name, cluster.endpoint, cluster.master_auth.cluster_ca_certificate).apply(
+def kubeconfig(cluster: gcp.container.Cluster, dns: bool) -> pulumi.Output[str]:
+    """A kubeconfig that authenticates with gke-gcloud-auth-plugin (no static credentials). Over the DNS endpoint
+    the server is its name, whose certificate is publicly trusted (no CA data); else the IP endpoint and its CA."""
+    server = (cluster.control_plane_endpoints_config.apply(lambda c: c.dns_endpoint_config.endpoint) if dns
+              else cluster.endpoint)
+    ca = pulumi.Output.from_input("") if dns else cluster.master_auth.cluster_ca_certificate
+    return pulumi.Output.all(cluster.name, server, ca).apply(
         lambda a: exec_kubeconfig(a[0], f"https://{a[1]}", a[2], "gke-gcloud-auth-plugin", [],
                                   provideClusterInfo=True,
                                   installHint="Install gke-gcloud-auth-plugin: gcloud components install "

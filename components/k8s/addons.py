@@ -8,8 +8,10 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
+import pulumi_random as random
 
 from components.fleet import Cluster
+from components.k8s import observability, paging
 from components.k8s.inputs import AddonInputs
 from components.k8s.model import Manifest, Release
 from components.k8s.render import render
@@ -38,6 +40,9 @@ class ClusterAddons(pulumi.ComponentResource):
         namespaces = {m.name: m for m in rendered.manifests if m.kind == "Namespace"}
         for m in [m for m in rendered.manifests if m.kind == "Namespace"]:
             self._manifest(name, m, [])
+        if cluster.spec.addons.monitoring:  # before kube-prometheus-stack, whose Grafana logs in with it
+            ns = self.resources[f"namespace/{observability.NAMESPACE}"]
+            self._manifest(name, self._grafana_admin(name, cluster), [ns])
         for release in rendered.releases:
             self._release(name, release, self._needs(release.after, namespaces.get(release.namespace)))
         for file in rendered.files:
@@ -49,6 +54,14 @@ class ClusterAddons(pulumi.ComponentResource):
                 self._manifest(name, m, self._needs(m.after, ns))
         self.releases = [r.name for r in rendered.releases]
         self.register_outputs({"releases": self.releases})
+
+    def _grafana_admin(self, name: str, cluster: Cluster) -> Manifest:
+        """Grafana's admin password: generated once, kept in the stack's state as a secret, never the chart's. Its
+        own explicit provider: stacks disable default providers."""
+        provider = random.Provider(f"{name}-random", opts=pulumi.ResourceOptions(parent=self))
+        password = random.RandomPassword(f"{name}-grafana-admin", length=paging.PASSWORD_LENGTH, special=False,
+                                         opts=pulumi.ResourceOptions(parent=self, provider=provider))
+        return paging.grafana_admin(cluster, observability.NAMESPACE, pulumi.Output.secret(password.result))
 
     def _needs(self, after: tuple[str, ...], ns: Manifest | None) -> list[pulumi.Resource]:
         """Releases and files by name (absent ones are add-ons this cluster does not get); manifests by key, which

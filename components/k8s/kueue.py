@@ -17,7 +17,7 @@ from components.k8s.scheduling import POOL_LABEL, TOPOLOGY_LABELS, tolerations
 from components.spec import KueueTeam
 
 NAMESPACE = "kueue-system"
-API = "kueue.x-k8s.io/v1beta1"  # Kueue 0.14 serves ResourceFlavor, ClusterQueue, LocalQueue, Topology here only
+API = "kueue.x-k8s.io/v1beta2"  # the storage version of every Kueue kind from 0.16 on (v1beta1 still served in 0.19)
 TOPOLOGY = "gpu-network"
 GPU = "nvidia.com/gpu"
 # Extra device resources a fabric's pods ask for, and how many a node has (from the catalogue row).
@@ -47,8 +47,9 @@ MANAGER_CONFIG = "managerConfig.controllerManagerConfigYaml"  # the chart's whol
 # All-or-nothing beyond quota: a gang whose pods are not all Ready within the timeout is evicted and requeued (its
 # quota freed) instead of holding GPUs half-started. 30 minutes, not Kueue's 5: first pulls of GPU training images
 # (tens of GB) and NCCL plugin installs take longer. No blockAdmission: other gangs are admitted meanwhile (TAS
-# places each on free nodes, so they do not deadlock each other).
-WAIT_FOR_PODS_READY = {"enable": True, "timeout": "30m", "blockAdmission": False}
+# places each on free nodes, so they do not deadlock each other). In config v1beta2 the section's presence turns it
+# on (v1beta1's `enable` is gone).
+WAIT_FOR_PODS_READY = {"timeout": "30m", "blockAdmission": False}
 
 
 def manager_config(frameworks: list[str]) -> str:
@@ -63,11 +64,20 @@ def manager_config(frameworks: list[str]) -> str:
     return yaml.safe_dump(config, sort_keys=False)
 
 
+def manager_image() -> dict[str, str]:
+    """The controller image the released chart package runs (stamped by Kueue's hack/helm-chart-package.sh; the
+    values.yaml in git names a staging image): set explicitly, so the preview shows it and a test holds it."""
+    stamped = upstream.digest(charts.KUEUE.pin)["chart_package"]
+    prefix = "controllerManager.manager.image."
+    return {key.removeprefix(prefix): value for key, value in stamped.items() if key.startswith(prefix)}
+
+
 def kueue_release(monitoring: bool, frameworks: list[str], after: tuple[str, ...] = ()) -> Release:
-    """Kueue with TAS and the given integrations, after the releases whose CRDs those integrations watch."""
+    """Kueue with the given integrations, after the releases whose CRDs those integrations watch. TAS needs no gate:
+    TopologyAwareScheduling is Beta and on by default from 0.14 (pkg/features/kube_features.go)."""
     return Release("kueue", charts.KUEUE, NAMESPACE, {
         "enablePrometheus": monitoring,
-        "controllerManager": {"featureGates": [{"name": "TopologyAwareScheduling", "enabled": True}]},
+        "controllerManager": {"manager": {"image": manager_image()}},
         "managerConfig": {"controllerManagerConfigYaml": manager_config(frameworks)}},
         after=(*(("kube-prometheus-stack",) if monitoring else ()), *after))
 
@@ -127,7 +137,7 @@ def _flavor_quota(pool: Pool, gpus: int, team: KueueTeam, covered: list[str]) ->
 def cluster_queue(cluster: Cluster, team: KueueTeam, shares: dict[str, int]) -> Manifest:
     covered = covered_resources(cluster)
     return Manifest(obj(API, "ClusterQueue", team.name, spec={
-        "cohort": cluster.name,
+        "cohortName": cluster.name,
         "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": team.name}},
         "queueingStrategy": "BestEffortFIFO",
         "resourceGroups": [{"coveredResources": covered,

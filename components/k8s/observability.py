@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 
 from components.fleet import Cluster
-from components.k8s import charts, dcgmhealth, healthgate, rules
+from components.k8s import charts, dcgmhealth, healthgate, paging, rules
 from components.k8s.model import Manifest, Obj, Release, Rendered, config_map, namespace
 from components.k8s.scheduling import FABRIC_LABEL, POOL_LABEL
 from components.k8s.storage import csi_driver
@@ -50,9 +50,12 @@ def kps_values(cluster: Cluster) -> Obj:
             "serviceMonitorSelectorNilUsesHelmValues": False,
             "podMonitorSelectorNilUsesHelmValues": False,
             "ruleSelectorNilUsesHelmValues": False,
+            "externalLabels": {"cluster": cluster.name},  # every alert says which cluster pages
         }},
+        "alertmanager": paging.alertmanager_values(cluster),
         "grafana": {"sidecar": {"dashboards": {"enabled": True, "label": "grafana_dashboard",
-                                               "searchNamespace": NAMESPACE}}},
+                                               "searchNamespace": NAMESPACE}},
+                    **paging.grafana_values()},
         # dashboards group GPUs by pool: kube_node_labels carries the gpufleet labels
         "kube-state-metrics": {"metricLabelsAllowlist": [f"nodes=[{','.join(NODE_LABELS)}]"]},
         # node exporter must run on GPU nodes too, and publish the textfile series (TEXTFILE_DIRS; the subchart's
@@ -90,7 +93,8 @@ def monitoring(cluster: Cluster, lustre: bool) -> Rendered:
     if not cluster.spec.addons.monitoring:
         return Rendered()
     return Rendered(
-        releases=[Release(RELEASE, charts.KUBE_PROMETHEUS_STACK, NAMESPACE, kps_values(cluster))],
+        releases=[Release(RELEASE, charts.KUBE_PROMETHEUS_STACK, NAMESPACE, kps_values(cluster),
+                          after=(f"secret/{NAMESPACE}/{paging.GRAFANA_SECRET}",))],
         manifests=[namespace(NAMESPACE, {"pod-security.kubernetes.io/enforce": "privileged"}),
                    rules.prometheus_rule(NAMESPACE, alert_groups(cluster, lustre), after=(RELEASE,)),
                    *dashboards()])

@@ -74,7 +74,9 @@ def torch_runtime(cluster: Cluster, pool: Pool) -> Obj:
     w = wiring(cluster, pool)
     pod = template(w, topology_request(cluster), [container(w, node, None)])
     return obj(TRAINER_API, "ClusterTrainingRuntime", runtime_name("torch", pool), spec={
-        "mlPolicy": {"numNodes": 1, "torch": {"numProcPerNode": pool.machine.gpus}},
+        # Trainer 2.2 has no torch.numProcPerNode (kubeflow/trainer#3239): with GPU limits on the node container the
+        # torch plugin passes nproc_per_node=auto, one process per GPU (pkg/runtime/framework/plugins/torch/torch.go)
+        "mlPolicy": {"numNodes": 1, "torch": {}},
         "template": {"spec": {"replicatedJobs": [_replicated_job(node, pod, trainer_step=True)]}}})
 
 

@@ -25,9 +25,9 @@ LUSTRE_MOUNT = "/lustre"
 # libfabric's EFA provider, with GPUDirect RDMA, as the EKS guide's NCCL test sets it:
 # https://docs.aws.amazon.com/eks/latest/userguide/node-efa.html
 EFA_ENV = {"FI_PROVIDER": "efa", "FI_EFA_USE_DEVICE_RDMA": "1"}
-# Kueue's own spelling (pkg/controller/constants, apis/kueue/v1beta1/topology_types.go at the pinned tag)
+# Kueue's own spelling (pkg/controller/constants, apis/kueue/v1beta2/topology_types.go at the pinned tag)
 _KUEUE_CONSTANTS = "pkg/controller/constants/constants.go"
-_TOPOLOGY_TYPES = "apis/kueue/v1beta1/topology_types.go"
+_TOPOLOGY_TYPES = "apis/kueue/v1beta2/topology_types.go"
 
 
 def kueue_constant(path: str, name: str) -> str:

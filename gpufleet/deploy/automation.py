@@ -37,16 +37,35 @@ def _stack(stack: str, root: Path) -> Any:
     return auto.create_or_select_stack(stack_name=stack, work_dir=str(root))
 
 
+def stage_excludes(stack: str, stage: str, cluster: str | None, root: Path = ROOT) -> list[str]:
+    """The URNs the stage leaves alone (gpufleet/deploy/stages.py); the stack file is validated first, so a deploy
+    path that cannot work is refused here, with its config path, before the engine starts."""
+    from components.errors import SpecError
+    from gpufleet.deploy.stages import StageError, excluded, project_name
+    from stacks.config import load_stack_file
+
+    try:
+        fleet = load_stack_file(root / "stacks" / f"Pulumi.{stack}.yaml")
+        return excluded(stack, project_name(root), fleet, stage, cluster)
+    except SpecError as err:
+        raise RealError(str(err)) from None
+    except StageError as err:
+        raise RealError(str(err)) from None
+
+
 def run(stack: str, action: str, root: Path = ROOT, which: Any = shutil.which,
-        on_output: Any = print) -> dict[str, Any]:
-    """``action``: "preview" or "up". Returns the engine's change summary."""
+        on_output: Any = print, stage: str = "all", cluster: str | None = None) -> dict[str, Any]:
+    """``action``: "preview" or "up" of one stage (all, cloud, or cluster with its name). Returns the engine's change
+    summary."""
     if action not in ("preview", "up"):
         raise RealError(f"unknown action {action!r}: use preview or up")
     check_stack(stack, root)
+    excludes = stage_excludes(stack, stage, cluster, root)
     require_cli(which)
     workspace_stack = _stack(stack, root)
+    leave = {"exclude": excludes, "exclude_dependents": True} if excludes else {}
     if action == "up":
-        result = workspace_stack.up(on_output=on_output)
+        result = workspace_stack.up(on_output=on_output, **leave)
         return dict(result.summary.resource_changes or {})
-    result = workspace_stack.preview(on_output=on_output, diff=True)
+    result = workspace_stack.preview(on_output=on_output, diff=True, **leave)
     return dict(result.change_summary or {})

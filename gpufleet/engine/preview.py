@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from components.deploy_path import deploy_path
 from components.errors import SpecError
 from components.fleet import Fleet
 from gpufleet.checks.analyzer import fleet_config
@@ -42,6 +43,13 @@ class Preview:
         """What validation decided for the user (a GPU family resolved to its default product), one line each."""
         return [n.render(self.source) for n in self.fleet.notes] if self.fleet else []
 
+    def deploy(self) -> dict[str, dict[str, Any]]:
+        """Per cluster: the path its `pulumi up` takes to the API server (components/deploy_path.py) and the
+        Alertmanager receivers that page (names only: their secrets stay in Kubernetes Secrets)."""
+        return {c.name: {**deploy_path(c.cloud, c.spec).document(),
+                         "receivers": [r.name for r in c.spec.addons.alerting.receivers]}
+                for c in (self.fleet.clusters if self.fleet else ())}
+
     def counts_by_type(self) -> dict[str, int]:
         resources = self.graph.resources if self.graph else []
         return dict(sorted(Counter(r.type for r in resources).items()))
@@ -57,6 +65,7 @@ class Preview:
                           for r in resources],
             "summary": {"resources": len(resources), "gpus": self.gpus()},
             "notes": self.notes(),
+            "deploy": self.deploy(),
             "policy_config": fleet_config(self.fleet) if self.fleet else {},
             "errors": self.errors,
         }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console, Group
+from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 from rich.tree import Tree
@@ -42,6 +43,17 @@ def summary_tables(preview: Preview) -> Group:
     return Group(counts, gpus)
 
 
+def deploy_panel(preview: Preview) -> Panel:
+    """Each cluster's deploy path: its stages, where each runs, and who gets paged."""
+    lines = []
+    for name, path in preview.deploy().items():
+        lines.append(f"[bold]{name}[/]: {path['route']} ({escape(path['how'])})")
+        lines += [escape(f"  stage {s['name']} on [{', '.join(s['runs_on'])}]: {s['what']}") for s in path["stages"]]
+        lines.append(f"  paging: {', '.join(path['receivers'])}" if path["receivers"] else
+                     "  paging: [yellow]no receiver: critical alerts page nobody[/] (addons.alerting.receivers)")
+    return Panel("\n".join(lines), title=f"stack {preview.stack}: deploy paths", border_style="blue")
+
+
 def print_preview(console: Console, preview: Preview, *, tree: bool = True) -> None:
     if not preview.ok:
         body = "\n".join(f"• {e}" for e in preview.errors)
@@ -51,6 +63,7 @@ def print_preview(console: Console, preview: Preview, *, tree: bool = True) -> N
     if preview.notes():
         console.print(Panel("\n".join(f"• {n}" for n in preview.notes()), title=f"stack {preview.stack}: notes",
                             border_style="blue"))
+    console.print(deploy_panel(preview))
     if tree:
         console.print(resource_tree(preview))
     console.print(summary_tables(preview))

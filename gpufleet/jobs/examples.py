@@ -28,9 +28,10 @@ from gpufleet.jobs.ray_image import RayImageError, RayRuntime, dockerfile, runti
 PORT = 29500
 PRIORITY = PRIORITIES[1].name  # experiment: research work, preemptible by production training
 # The head asks for no GPU, but Kueue places it on the pool's (GPU) nodes, where the image's runtime may show it the
-# node's GPUs; KubeRay sets `ray start --num-gpus` only from a container's GPU limit (v1.4.2 common/pod.go), so Ray
+# node's GPUs; KubeRay sets `ray start --num-gpus` only from a container's GPU limit or a group's `resources` (v1.6.2
+# common/pod.go; the examples set neither on the head), so Ray
 # would detect them and schedule GPU tasks on the head. `num-gpus` is the `ray start` flag as rayStartParams spell it
-# (docs/guidance/rayStartParams.md at v1.4.2; values are strings).
+# (docs/guidance/rayStartParams.md at v1.6.2; values are strings).
 HEAD_START_PARAMS = {"num-gpus": "0"}
 SCRIPT = "/lustre/code/train.py"  # the user's training script; any path the pods can read
 

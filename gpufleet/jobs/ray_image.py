@@ -10,7 +10,7 @@ Ray version (its ``rayVersion``) added:
   (``--system-site-packages``: its PyTorch and NCCL stay) on a shared emptyDir and pip-installs exactly that
   Ray into it; ``BASH_ENV`` points bash at the virtualenv's ``activate``. KubeRay runs the Ray container's
   command, and its injected ``wait-gcs-ready`` init container (which calls ``ray health-check``, with the Ray
-  container's env and mounts; ray-operator/controllers/ray/common/pod.go at v1.4.2), under ``/bin/bash -c``, so
+  container's env and mounts; ray-operator/controllers/ray/common/pod.go at v1.6.2), under ``/bin/bash -c``, so
   both find ``ray``. The default submitter pod runs the head's image without that volume (common/job.go), so the
   job is submitted over HTTP by the operator instead (``submissionMode: HTTPMode``).
 - prebuilt (``--ray-image IMAGE``): an image built from the generated Dockerfile (FROM the pool image, the same

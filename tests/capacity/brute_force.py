@@ -1,8 +1,13 @@
 """Brute force for tiny planning instances: enumerate every discrete choice, solve the rest exactly.
 
 Independent of the planner's code: it reads the input rows itself, enumerates commitment node counts per
-(offer, start month) and the region of every gang row, and prices each month's usage with its own
-min-cost flow (successive shortest paths). Only for instances small enough to enumerate.
+(offer, start month), the region of every gang row and whether it runs on prepaid capacity there, and prices
+each month's usage with its own min-cost flow (successive shortest paths). Only for instances small enough to
+enumerate.
+
+Concurrency (docs/capacity.md): a gang of G GPUs and H GPU-hours on prepaid capacity of C < G GPUs gets at most
+C/G x H from it, less what it leaves unserved; in the flow its prepaid and unserved hours share one arc of
+that capacity, and its paid hours must carry the rest (else the choice is infeasible).
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from capacity.schema import DemandRow, OfferRow, QuotaRow, add_months, charged_h
 
 
 def _min_cost_flow(n: int, edges: list[list], source: int, sink: int, need: float) -> float:
-    """edges: [u, v, capacity, cost]; returns the cost of sending ``need`` (always feasible here)."""
+    """edges: [u, v, capacity, cost]; returns the cost of sending ``need``, infinite when it cannot be sent."""
     graph: list[list[int]] = [[] for _ in range(n)]
     arcs: list[list] = []
     for u, v, cap, cost in edges:
@@ -41,7 +46,7 @@ def _min_cost_flow(n: int, edges: list[list], source: int, sink: int, need: floa
             if not changed:
                 break
         if dist[sink] == math.inf:
-            raise AssertionError("no path: the unmet arc should always exist")
+            return math.inf
         push, v = need, sink
         while v != source:
             a = prev[v]
@@ -78,7 +83,8 @@ def optimum(demand: Sequence[DemandRow], offers: Sequence[OfferRow], quotas: Seq
     def quota(site: tuple, market: str) -> float:
         return math.inf if limit is None else limit.get((*site, market), 0)
 
-    peak = max(sum(d.gpu_hours for d in demand if d.month == m) / hours(m) for m in months)
+    peak = max(max(sum(d.gpu_hours for d in demand if d.month == m) / hours(m),
+                   max((d.gang_gpus for d in demand if d.month == m and d.gpu_hours > 0), default=0)) for m in months)
     choices = []
     for o in commits:
         q = quota((o.cloud.value, o.region, o.gpu), "on_demand")
@@ -86,8 +92,11 @@ def optimum(demand: Sequence[DemandRow], offers: Sequence[OfferRow], quotas: Seq
         for start in range(len(months)):
             choices.append((o, start, range(most + 1)))
     gangs = [i for i, d in enumerate(demand) if d.gang_gpus > 1 and d.gpu_hours > 0]
-    gang_options = [[None, *sorted(s for s in sites if s[2] == demand[i].gpu
-                                   and quota(s, "on_demand") >= demand[i].gang_gpus)] for i in gangs]
+    prepaid_sites = {(o.cloud.value, o.region, o.gpu) for o in commits}
+    gang_options = [[None, *sorted((s, on_prepaid) for s in sites if s[2] == demand[i].gpu
+                                   and quota(s, "on_demand") >= demand[i].gang_gpus
+                                   for on_prepaid in ((False, True) if s in prepaid_sites else (False,)))]
+                    for i in gangs]
     best = math.inf
     for nodes in itertools.product(*(c[2] for c in choices)):
         committed: dict[tuple, float] = defaultdict(float)
@@ -120,15 +129,27 @@ def _month(m: int, month: str, demand: Sequence[DemandRow], sites: set[tuple], p
     source, sink = 0, 1
     node = {s: 2 + n_rows + 3 * k for k, s in enumerate(ordered)}  # commit, on-demand, spot nodes per site
     edges: list[list] = []
+    extra = 2 + n_rows + 3 * len(ordered)  # one more node per gang row on prepaid capacity
     for r, (i, d) in enumerate(rows):
         row_node = 2 + r
         edges.append([source, row_node, d.gpu_hours, 0.0])
-        edges.append([row_node, sink, d.gpu_hours, penalty])
-        allowed = [where[i]] if i in where else ([] if d.gang_gpus > 1 else [s for s in ordered if s[2] == d.gpu])
+        placed = where.get(i)
+        if d.gang_gpus > 1 and placed is not None and placed[1]:  # on prepaid: its prepaid + unserved <= C/G x H
+            s = placed[0]
+            held = committed.get((m, *s), 0.0)
+            share = d.gpu_hours if held >= d.gang_gpus else held / d.gang_gpus * d.gpu_hours
+            edges += [[row_node, extra, share, 0.0], [extra, node[s], d.gpu_hours, 0.0],
+                      [extra, sink, d.gpu_hours, penalty]]
+            extra += 1
+        else:
+            edges.append([row_node, sink, d.gpu_hours, penalty])
+        allowed = [placed[0] if placed else None] if i in where else \
+            ([] if d.gang_gpus > 1 else [s for s in ordered if s[2] == d.gpu])
         for s in allowed:
             if s is None:
                 continue
-            edges.append([row_node, node[s], d.gpu_hours, 0.0])
+            if d.gang_gpus == 1:  # a gang reaches prepaid capacity only through its arc above
+                edges.append([row_node, node[s], d.gpu_hours, 0.0])
             if (*s, "on_demand") in price:
                 edges.append([row_node, node[s] + 1, d.gpu_hours, price[(*s, "on_demand")]])
             if d.spot_ok and (*s, "spot") in price:
@@ -140,4 +161,4 @@ def _month(m: int, month: str, demand: Sequence[DemandRow], sites: set[tuple], p
         edges.append([node[s] + 1, sink, (od - c) * h if math.isfinite(od) else 1e18, 0.0])
         sp = quota(s, "spot")
         edges.append([node[s] + 2, sink, sp * h if math.isfinite(sp) else 1e18, 0.0])
-    return _min_cost_flow(2 + n_rows + 3 * len(ordered), edges, source, sink, sum(d.gpu_hours for _, d in rows))
+    return _min_cost_flow(extra, edges, source, sink, sum(d.gpu_hours for _, d in rows))

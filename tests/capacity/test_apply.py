@@ -7,60 +7,18 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pulumi
 import pytest
-from typer.testing import CliRunner
+from apply_helpers import FEB, JAN, apply, fleet, line, stacks, write_plan
 
 from capacity.apply.need import peak_gpus
-from capacity.cli import app
 from capacity.reconcile import reconcile
-from capacity.schema import CommitmentLine, PlanLine
-from stacks.config import CONFIG_KEY, STACKS_DIR, load_stack_file, pending_capacity
+from capacity.schema import PlanLine
+from stacks.config import CONFIG_KEY, load_stack_file, pending_capacity
 
-runner = CliRunner()
-JAN = "2027-01"  # 31 days: 744 hours
-FEB = "2027-02"  # 28 days: 672 hours
-
-
-def line(month: str, team: str, gpu: str, cloud: str, region: str, gpus: float, option: str = "on_demand",
-         gang: int = 1) -> dict:
-    hours = {JAN: 744, FEB: 672}[month]
-    return {"month": month, "team": team, "gpu": gpu, "cloud": cloud, "region": region, "option": option,
-            "gpu_hours": gpus * hours, "usd": 0, "gang_gpus": gang, "spot_ok": option == "spot"}
-
-
-def write_plan(folder: Path, lines: list[dict], commitments: list[dict] | None = None) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, rows, model in (("plan.csv", lines, PlanLine), ("commitments.csv", commitments or [], CommitmentLine)):
-        header = list(model.model_fields)
-        text = ",".join(header) + "\n" + "".join(",".join(str(r[h]).lower() if isinstance(r[h], bool) else str(r[h])
-                                                          for h in header) + "\n" for r in rows)
-        (folder / name).write_text(text)
-    return folder
-
-
-@pytest.fixture
-def stacks(tmp_path: Path) -> Path:
-    target = tmp_path / "stacks"
-    target.mkdir()
-    for f in STACKS_DIR.glob("Pulumi.*.yaml"):
-        shutil.copy(f, target / f.name)
-    return target
-
-
-def apply(plan: Path, stacks: Path, month: str, *extra: str):
-    return runner.invoke(app, ["apply", "--plan", str(plan), "--month", month, "--stacks-dir", str(stacks), *extra],
-                         env={"COLUMNS": "250"})
-
-
-def fleet(stacks: Path, name: str) -> dict:
-    import yaml
-
-    return yaml.safe_load((stacks / f"Pulumi.{name}.yaml").read_text())["config"][CONFIG_KEY]
-
+__all__ = ["stacks"]  # the fixture, used by name
 
 # --- the peak of a month ---------------------------------------------------------------------------------
 

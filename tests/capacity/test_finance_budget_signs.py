@@ -1,7 +1,8 @@
 """Budget figures finance acts on, on plans small enough to compute by hand: the per-team variance's sign (over budget
 is shown as over, in every output) and a commitment's charge spread over its own term.
 
-Variance, by hand. November 2026 has 30 x 24 = 720 hours; one offer, on demand at $10 per GPU-hour, no quota limit.
+Variance, by hand. November 2026 has 30 x 24 = 720 hours; one offer, on demand at $10 per GPU-hour, a quota of 20
+GPUs (the 15 GPUs used on average fit).
 alpha needs 7,200 GPU-hours ($72,000) and beta 3,600 ($36,000). Each has a budget of $50,000 for November:
   alpha  72,000 - 50,000 = +$22,000: over budget
   beta   36,000 - 50,000 = -$14,000: under budget
@@ -28,13 +29,17 @@ from capacity.finance import markdown
 from capacity.finance import report as finance
 from capacity.finance.budget import BudgetRow
 from capacity.finance.model import AFTER, Report
-from capacity.schema import DemandRow, OfferRow, Option
+from capacity.schema import DemandRow, OfferRow, Option, QuotaRow
 
 
 def offer(option: Option, usd: float) -> OfferRow:
     return OfferRow.model_validate({"cloud": "aws", "region": "us-east-1", "machine_type": "p5.48xlarge",
                                     "gpu": "H100", "gpus_per_node": 8, "option": option.value,
                                     "usd_per_gpu_hour": usd, "source": "test", "as_of": "2026-11-01"})
+
+
+QUOTA = QuotaRow.model_validate({"cloud": "aws", "region": "us-east-1", "gpu": "H100", "market": "on_demand",
+                                 "max_gpus": 20})
 
 
 def demand(month: str, team: str, gpu_hours: float) -> DemandRow:
@@ -48,7 +53,7 @@ def write(run: planner.Run, out: Path, budget: list[BudgetRow] | None) -> Report
 @pytest.fixture(scope="module")
 def over_and_under(tmp_path_factory: pytest.TempPathFactory) -> tuple[Report, Path]:
     run = planner.plan([demand("2026-11", "alpha", 7_200), demand("2026-11", "beta", 3_600)],
-                       [offer(Option.ON_DEMAND, 10.0)], None, time_limit_s=20)
+                       [offer(Option.ON_DEMAND, 10.0)], [QUOTA], time_limit_s=20)
     out = tmp_path_factory.mktemp("signs")
     budget = [BudgetRow(month="2026-11", cost_center=team, usd=50_000) for team in ("alpha", "beta")]
     return write(run, out, budget), out
@@ -64,6 +69,17 @@ def test_a_team_over_budget_has_a_positive_variance(over_and_under: tuple[Report
     assert rows[("2026-11", "alpha")].variance_usd == pytest.approx(22_000)
     assert rows[("2026-11", "beta")].variance_usd == pytest.approx(-14_000)
     assert report.headline.position.value == "over" and report.headline.variance_usd == pytest.approx(8_000)
+    assert report.headline.position_text() == (  # nothing unmet: no "with every quota request granted"
+        "Over budget by $8,000.00: the plan that serves all demand costs $108,000.00 in the budgeted months against "
+        "a budget of $100,000.00 for the 1 budgeted month(s).")
+
+
+def test_quota_headroom_counts_gpus_not_gpu_hours(over_and_under: tuple[Report, Path]) -> None:
+    """10,800 GPU-hours in November's 720 hours are 15 GPUs on average, under a quota of 20: 5 to spare."""
+    report, _ = over_and_under
+    (row,) = report.headroom
+    assert (row.label, row.quota_gpus, row.used_gpus, row.headroom()) == (
+        "aws us-east-1 H100 on_demand", 20, [pytest.approx(15.0)], [pytest.approx(5.0)])
 
 
 def test_over_budget_is_shown_as_over_in_html_markdown_and_xlsx(over_and_under: tuple[Report, Path]) -> None:
@@ -102,4 +118,7 @@ def test_a_three_year_commitment_is_spread_over_36_months(three_year: finance.Re
     assert three_year.team_month[("2026-01", "t")] == pytest.approx(2_920.0)
     (advice,) = three_year.commitments
     assert advice.charge_in_horizon_usd == pytest.approx(2_920.0)
+    # the node's 8 x 744 committed GPU-hours in January are all used; it pays off above $0.50 / $30 = 1.7 % use
+    assert advice.expected_utilisation == pytest.approx(1.0)
+    assert advice.break_even_utilisation == pytest.approx(0.5 / 30)
     assert three_year.total_usd == pytest.approx(105_120.0)  # every breakdown adds up to the whole charge

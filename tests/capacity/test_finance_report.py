@@ -4,6 +4,7 @@ equal summary.json's to the cent, a Markdown summary, and the page rendered by h
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import json
 import re
 import shutil
@@ -18,7 +19,7 @@ from capacity.cli import app
 from capacity.finance.html import SECTIONS
 from capacity.schema import Option
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "capacity"
+MADE_ON = dt.date(2026, 10, 1)  # the example as `gpufleet capacity example` writes it that day: plan from 2026-11
 CHART_ALTS = ("Monthly spend by cloud", "Monthly spend by purchase option", "Spend versus budget",
               "Demand forecast", "Quota headroom")
 CHROMIUM = "/usr/bin/chromium"
@@ -26,10 +27,12 @@ CHROMIUM = "/usr/bin/chromium"
 
 @pytest.fixture(scope="module")
 def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    target = tmp_path_factory.mktemp("report")
+    target, example = tmp_path_factory.mktemp("report"), tmp_path_factory.mktemp("example")
+    made = CliRunner().invoke(app, ["example", "--out", str(example), "--today", MADE_ON.isoformat()])
+    assert made.exit_code == 0, made.output
     result = CliRunner().invoke(app, [
-        "report", "--history", str(EXAMPLE / "history.csv"), "--quotas", str(EXAMPLE / "quotas.csv"),
-        "--budget", str(EXAMPLE / "budget.csv"), "--horizon", "6", "--out", str(target)])
+        "report", "--history", str(example / "history.csv"), "--quotas", str(example / "quotas.csv"),
+        "--budget", str(example / "budget.csv"), "--horizon", "6", "--out", str(target)])
     assert result.exit_code == 0, result.output
     return target
 
@@ -146,3 +149,13 @@ def test_every_report_states_the_price_date_and_warns_when_stale(out: Path) -> N
     rows = {r[0].value: r[1].value for r in load_workbook(out / "report.xlsx")["Summary"].iter_rows(min_row=2)}
     assert rows["Prices as of (oldest price date)"] == summary["prices"]["as_of"]
     assert rows["Price warning"].startswith("Prices are as of")
+
+
+def test_no_quota_request_of_the_example_is_late_on_the_day_it_was_made(out: Path) -> None:
+    import csv
+
+    with (out / "quota_requests.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert rows  # its quotas are short on purpose: there are requests to show
+    assert min(r["month_needed"] for r in rows) == "2026-11"  # from the first month of the plan
+    assert all(dt.date.fromisoformat(r["request_by"]) >= MADE_ON for r in rows), rows

@@ -164,3 +164,13 @@ def test_each_team_is_scaled_to_its_own_gpus() -> None:
         mine = [j for j in jobs if j.team == team]
         span_h = (mine[-1].arrival_s - mine[0].arrival_s) / H
         assert abs(traces.offered_gpu_hours(mine) / (gpus * span_h) - 0.8) < 1e-9
+
+
+def test_the_on_demand_what_if_adds_a_last_flavor_beside_each_prepaid_pool() -> None:
+    stacks, prices = {"aws-train": load_stack_file(stack_file("aws-train"))}, Prices.load()
+    [aws] = simfleet.with_on_demand_burst(stacks, prices, nodes=2)
+    assert [(p.name, p.tier, p.gpus) for p in aws.pools][-1] == ("h100-burst", Tier.ON_DEMAND, 16)  # 2 x p5.48xlarge
+    on_demand = prices.price("aws", "us-east-1", "p5.48xlarge", "on_demand")
+    assert on_demand is not None and aws.pools[-1].usd_per_gpu_hour == on_demand.usd_per_node_hour / 8
+    # the teams with quota in the capacity block (pretrain nominal, research by borrowing) get the burst flavor
+    assert {t for t, p in aws.quotas if p == "h100-burst"} == {"pretrain", "research"}

@@ -19,7 +19,7 @@ from capacity.schema import Market, Option
 
 
 def small(seed: int, months: int = 4, teams: int = 8) -> tuple[synth.Instance, problem.Problem]:
-    inst = synth.generate_hard(synth.HardSpec("test", months=months, teams=teams), seed=seed)
+    inst = synth.generate_hard(synth.HardSpec("test", months=months, teams=teams, start="2026-01"), seed=seed)
     return inst, problem.build(inst.demand, inst.offers, inst.quotas)
 
 

@@ -85,7 +85,9 @@ def zones(n: int) -> Change:
 
 
 def public(*cidrs: str) -> Change:
-    return both(sets("cluster.endpoint", "public"), sets("cluster.public_access_cidrs", list(cidrs)))
+    """A public endpoint, deployed from inside the network (its reach: tests/components/test_deploy_path.py)."""
+    return both(sets("cluster.endpoint", "public"), sets("cluster.public_access_cidrs", list(cidrs)),
+                sets("cluster.deploy", {"deployer": "network"}))
 
 
 def flex(nodes: dict[str, int]) -> Change:
@@ -193,7 +195,8 @@ CASES: list[tuple[str, Cloud, Change, str | None]] = [
     ("system 1 vcpu", A, sets("cluster.system_pool", {"vcpus": 1}), f"{C}.system_pool.vcpus"),
     # endpoint
     ("private with cidrs", A, sets("cluster.public_access_cidrs", ["203.0.113.0/24"]), f"{C}.public_access_cidrs"),
-    ("public without cidrs", A, sets("cluster.endpoint", "public"), f"{C}.public_access_cidrs"),
+    ("public without cidrs", A, both(sets("cluster.endpoint", "public"),
+                                     sets("cluster.deploy", {"deployer": "network"})), f"{C}.public_access_cidrs"),
     ("public /24", A, public("203.0.113.0/24"),
      None),
     ("public 0.0.0.0/1", A, public("0.0.0.0/1"),

@@ -85,7 +85,7 @@ def test_masked_values_are_not_judged(example_graphs):
 
 
 def test_a_resource_no_sdk_declares_is_reported_unchecked():
-    assert args_class("kubernetes:kueue.x-k8s.io/v1beta1:ClusterQueue") is None
+    assert args_class("kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue") is None
     assert args_class("aws:eks/nodeGroupp:NodeGroupp") is None
     assert args_class("aws:eks/nodeGroup:NodeGroup").__name__ == "NodeGroupArgs"
     # a nested input type of the same name must not be mistaken for the resource's inputs

@@ -67,9 +67,9 @@ def test_every_kubernetes_kind_the_examples_emit_has_an_update_rule(previews: Pa
 def test_every_provider_resource_the_examples_emit_has_a_rule_and_manages_its_resources(previews: Path) -> None:
     docs = json.loads(previews.read_text())
     providers = {r["type"] for d in docs for r in d["resources"] if r["type"].startswith("pulumi:providers:")}
-    # the five the stacks declare (components/{aws,gcp,azure,k8s}/__init__.py)
+    # the six the stacks declare (components/{aws,gcp,azure,k8s}/__init__.py; random: components/k8s/addons.py)
     assert providers == {"pulumi:providers:aws", "pulumi:providers:gcp", "pulumi:providers:azure-native",
-                         "pulumi:providers:azuread", "pulumi:providers:kubernetes"}
+                         "pulumi:providers:azuread", "pulumi:providers:kubernetes", "pulumi:providers:random"}
     assert [p for p in sorted(providers) if find_rule(p, "anything") is None] == []
     for doc in docs:
         keys = {f"{r['type']}::{r['name']}" for r in doc["resources"]}

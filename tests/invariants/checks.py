@@ -29,7 +29,7 @@ GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
 GCP_NETWORK = "gcp:compute/network:Network"
 GCP_SUBNET = "gcp:compute/subnetwork:Subnetwork"
 AKS_AGENT_POOL = "azure-native:containerservice:AgentPool"
-CLUSTER_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta1:ClusterQueue"
+CLUSTER_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"
 GPU = "nvidia.com/gpu"  # https://github.com/NVIDIA/k8s-device-plugin (the resource name it advertises)
 EFA = "vpc.amazonaws.com/efa"  # https://github.com/aws/eks-charts/tree/master/stable/aws-efa-k8s-device-plugin
 

@@ -201,6 +201,7 @@ def cluster(draw: st.DrawFn, cloud: Cloud, name: str, machines: list[MachineType
     if draw(st.booleans()):
         out["endpoint"] = "public"
         out["public_access_cidrs"] = draw(st.sampled_from([["203.0.113.0/24"], ["198.51.100.7/32", "10.0.0.0/8"]]))
+        out["deploy"] = {"egress_cidrs": [out["public_access_cidrs"][0]]}  # the deployer egresses from the first
     if cloud is Cloud.AWS or draw(st.booleans()):  # EKS access entries: no admin, nobody reaches the API
         out["admins"] = [ADMINS[cloud]]
     # the system pool spreads over every cluster zone: only sizes whose machine type every zone offers

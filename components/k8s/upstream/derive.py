@@ -327,14 +327,18 @@ def go_constants(text: str, names: Iterable[str]) -> dict[str, str]:
 
 
 def go_structs(text: str, names: Iterable[str]) -> dict[str, dict[str, list[str]]]:
-    """Per named struct of a Go file: the JSON names of its fields (``json:"name,omitempty"``) and the types it
-    embeds inline (``json:",inline"``, whose fields are its own); KeyError naming the structs not found."""
+    """Per named struct of a Go file: its field names (``yaml:"name"`` if tagged, e.g. Alertmanager's, else ``json:``)
+    and the types it embeds inline (``,inline``: their fields are its own); KeyError naming structs not found."""
     out: dict[str, dict[str, list[str]]] = {}
     for m in re.finditer(r"^type (\w+) struct \{\n(.*?)^\}", text, re.MULTILINE | re.DOTALL):
         fields, inline = [], []
-        for f in re.finditer(r'^\s*(?:\w+\s+)?([\w.*\[\]]+)\s+`json:"([^",]*)[^"]*"', m.group(2), re.MULTILINE):
-            if f.group(2):
-                fields.append(f.group(2))
+        for f in re.finditer(r'^\s*(?:\w+\s+)?([\w.*\[\]]+)\s+`([^`]*(?:json|yaml):"[^`]*)`', m.group(2),
+                             re.MULTILINE):
+            tag = re.search(r'yaml:"([^",]*)', f.group(2)) or re.search(r'json:"([^",]*)', f.group(2))
+            if tag is None or tag.group(1) == "-":  # "-": never read
+                continue
+            if tag.group(1):
+                fields.append(tag.group(1))
             else:
                 inline.append(f.group(1).rsplit(".", 1)[-1])
         out[m.group(1)] = {"fields": fields, "inline": inline}

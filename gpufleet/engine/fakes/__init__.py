@@ -5,6 +5,6 @@ and physical_id (a realistic id, or None for the generic one). Values are realis
 derived deterministically from resource names, so a preview is stable run to run.
 """
 
-from gpufleet.engine.fakes import aws, azure, gcp
+from gpufleet.engine.fakes import aws, azure, gcp, randomness
 
-CLOUDS = (aws, azure, gcp)
+CLOUDS = (aws, azure, gcp, randomness)  # randomness: pulumi-random, which every cloud's in-cluster layer uses

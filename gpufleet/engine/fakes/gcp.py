@@ -31,7 +31,13 @@ def _cluster(a: MockResourceArgs, rid: str) -> dict[str, Any]:
     private = a.inputs.get("privateClusterConfig", {}).get("enablePrivateEndpoint", False)
     digits = int(hex_id(a.name, 4), 16)
     endpoint = "172.16.0.2" if private else f"34.{digits % 200 + 10}.{digits % 250}.{digits % 240 + 2}"
+    # every GKE cluster has a DNS-based endpoint (FAKE name in its documented form, gke-<hash>-<project number>.
+    # <location>.gke.goog); allowExternalTraffic says whether users may use it
+    dns = {**a.inputs.get("controlPlaneEndpointsConfig", {}).get("dnsEndpointConfig", {}),
+           "endpoint": f"gke-{hex_id(a.name + 'dns', 16)}-{digits * 7919}.{a.inputs.get('location')}.gke.goog"}
+    endpoints = {**a.inputs.get("controlPlaneEndpointsConfig", {}), "dnsEndpointConfig": dns}
     return {"name": _name(a), "endpoint": endpoint, "masterAuth": {"clusterCaCertificate": CA},
+            "controlPlaneEndpointsConfig": endpoints,
             "selfLink": f"https://container.googleapis.com/v1/{rid}", "masterVersion": "1.33.5-gke.1162000"}
 
 

@@ -142,7 +142,8 @@ def test_private_cluster_with_entra_id_and_no_local_accounts(example: Graph) -> 
 
 def test_public_endpoint_is_limited_to_its_cidrs(capture: Capture) -> None:
     fleet = example_fleet("azure-train")
-    fleet["clusters"][0].update(endpoint="public", public_access_cidrs=["203.0.113.0/24"])
+    fleet["clusters"][0].update(endpoint="public", public_access_cidrs=["203.0.113.0/24"],
+                                deploy={"egress_cidrs": ["203.0.113.7/32"]})
     access = one(capture(fleet), "ManagedCluster", "train-aks").inputs["apiServerAccessProfile"]
     assert access["enablePrivateCluster"] is False
     assert access["authorizedIPRanges"] == ["203.0.113.0/24"]

@@ -58,7 +58,8 @@ ZOO = gcp_fleet(
 
 # The other settings of the cluster: GPU operator, public endpoint, a pre-1.33 version, no GPUDirect pools.
 VARIANT = gcp_fleet(gpu_pool("g2-standard-96"), addons={"gpu_driver": "operator"}, endpoint="public",
-                    public_access_cidrs=["203.0.113.0/24"], kubernetes_version="1.32")
+                    public_access_cidrs=["203.0.113.0/24"], deploy={"egress_cidrs": ["203.0.113.7/32"]},
+                    kubernetes_version="1.32")
 
 
 @cache

@@ -3,6 +3,7 @@ Identity, upgrades held for training, CSI drivers, node service account, CMEK, b
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
@@ -145,18 +146,37 @@ def test_lustre_hydration_command(mocked: None) -> None:
     return pulumi.Output.all(lustre.import_command, lustre.export_command).apply(check)
 
 
+@pytest.mark.parametrize("dns", [True, False])
 @pulumi.runtime.test
-def test_kubeconfig_uses_the_gke_auth_plugin(mocked: None) -> None:
+def test_kubeconfig_uses_the_gke_auth_plugin(mocked: None, dns: bool) -> None:
+    """Over the DNS endpoint: its name (gke-...gke.goog, the FAKE's form) and no CA, its certificate being public;
+    over the IP endpoint: the address and the cluster CA."""
     import pulumi_gcp as gcp
 
-    cluster = gcp.container.Cluster("k-gke", name="train", location="us-central1", initial_node_count=1)
+    cluster = gcp.container.Cluster("k-gke", name="train", location="us-central1", initial_node_count=1,
+                                    control_plane_endpoints_config={"dns_endpoint_config": {
+                                        "allow_external_traffic": dns}})
 
     def check(text: str) -> None:
         config = json.loads(text)
-        assert config["clusters"][0]["cluster"]["server"].startswith("https://")
+        entry = config["clusters"][0]["cluster"]
+        assert entry["server"].startswith("https://gke-") is dns and entry["server"].endswith(".gke.goog") is dns
+        assert ("certificate-authority-data" in entry) is not dns
         assert config["users"][0]["user"]["exec"]["command"] == "gke-gcloud-auth-plugin"
 
-    return kubeconfig(cluster).apply(check)
+    return kubeconfig(cluster, dns).apply(check)
+
+
+def test_private_cluster_deployed_from_outside_opens_the_dns_endpoint() -> None:
+    """gcp-train: private endpoint, deployer outside: the DNS endpoint takes user traffic; the VARIANT (a public
+    endpoint) keeps it closed, and a runner inside the VPC gets its addresses into the authorized networks."""
+    assert _cluster()["controlPlaneEndpointsConfig"] == {"dnsEndpointConfig": {"allowExternalTraffic": True}}
+    assert _cluster(VARIANT)["controlPlaneEndpointsConfig"] == {"dnsEndpointConfig": {"allowExternalTraffic": False}}
+    inside = copy.deepcopy(ZOO)
+    inside["clusters"][0]["deploy"] = {"deployer": "network", "runner_cidrs": ["10.8.0.0/24"]}
+    cluster = _cluster(inside)
+    assert cluster["controlPlaneEndpointsConfig"] == {"dnsEndpointConfig": {"allowExternalTraffic": False}}
+    assert [b["cidrBlock"] for b in cluster["masterAuthorizedNetworksConfig"]["cidrBlocks"]] == ["10.8.0.0/24"]
 
 
 def test_example_stack() -> None:

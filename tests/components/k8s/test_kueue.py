@@ -47,7 +47,7 @@ def test_cluster_queue_quotas_equal_the_team_quotas(graphs: dict[str, Graph], st
             by_model[pools[flavor].machine.gpu] += gpus
             used[flavor] += gpus
         assert {m: n for m, n in by_model.items() if n} == {m: n for m, n in team.gpus.items() if n}
-        assert queues[team.name]["spec"]["cohort"] == cluster.name
+        assert queues[team.name]["spec"]["cohortName"] == cluster.name
     for flavor, gpus in used.items():
         assert gpus <= pools[flavor].max_gpus, f"{flavor}: {gpus} GPUs of quota, {pools[flavor].max_gpus} in the pool"
 

@@ -144,7 +144,7 @@ def test_trainer_runtimes_per_pool_validate_and_carry_the_topology_request(stack
 
 def test_kueue_configuration_uses_only_fields_of_the_pinned_configuration_type() -> None:
     """Kueue's Configuration has no CRD: its schema is the Go structs (digest ``structs``, JSON field names)."""
-    structs = upstream.digest("kueue")["structs"]["apis/config/v1beta1/configuration_types.go"]
+    structs = upstream.digest("kueue")["structs"]["apis/config/v1beta2/configuration_types.go"]
     config = _kueue_config(_render(ALL))
     top = {"apiVersion", "kind", *structs["Configuration"]["fields"], *structs["ControllerManager"]["fields"]}
     assert structs["Configuration"]["inline"] == ["TypeMeta", "ControllerManager"]
@@ -154,8 +154,10 @@ def test_kueue_configuration_uses_only_fields_of_the_pinned_configuration_type()
     assert set(config["metrics"]) <= set(structs["ControllerMetrics"]["fields"])
 
 
-def test_a_gang_that_does_not_start_is_evicted_after_a_timeout_longer_than_kueues_default() -> None:
+def test_a_gang_that_does_not_start_is_evicted_after_a_timeout_long_enough_for_gpu_images() -> None:
     wait = _kueue_config(_render([]))["waitForPodsReady"]
-    assert wait["enable"] is True and wait["blockAdmission"] is False
+    assert "enable" not in wait  # config v1beta2 has no switch: the section is always defaulted in (defaults.go)
+    assert wait["blockAdmission"] is False
     minutes = int(wait["timeout"].removesuffix("m"))
-    assert minutes > 5  # Kueue's default, defaultPodsReadyTimeout in apis/config/v1beta1/defaults.go (v0.14.8)
+    # DefaultWaitForPodsReadyTimeout = 30 * time.Minute in apis/config/v1beta2/defaults.go (v0.19.2); v1beta1's was 5
+    assert minutes >= 30

@@ -124,7 +124,7 @@ def test_one_dashboard_per_concern_with_unique_panels() -> None:
 
 
 def test_the_cluster_queue_metrics_the_dashboards_read_are_switched_on() -> None:
-    # Kueue publishes these only with metrics.enableClusterQueueResources (apis/config/v1beta1/configuration_types.go)
+    # Kueue publishes these only with metrics.enableClusterQueueResources (apis/config/v1beta2/configuration_types.go)
     gated = {"kueue_cluster_queue_resource_usage", "kueue_cluster_queue_nominal_quota"}
     read = {m for _, query in dashboard_queries() for m in metric_names(query)}
     assert gated & read

@@ -56,11 +56,16 @@ def test_generated_fleets_cover_every_fabric_and_most_machine_types() -> None:
     assert len(generated) >= 40  # of 51 GPU machine types; the rest are not offered in the example regions
 
 
-def test_kueue_topology_is_served_at_v1beta1() -> None:
-    # Kueue v0.14.3 config/components/crd/bases/kueue.x-k8s.io_topologies.yaml serves v1beta1 only.
-    assert upstream.crds()["kueue.x-k8s.io/Topology"]["served"] == ["v1beta1"]
-    topologies = [m.obj for _, out in RENDERED.values() for m in out.manifests if m.kind == "Topology"]
-    assert topologies and {t["apiVersion"] for t in topologies} == {"kueue.x-k8s.io/v1beta1"}
+def test_every_kueue_object_is_at_its_kinds_storage_version() -> None:
+    # an object at a served but not stored version is converted by the webhook on every write, and is the first
+    # to break when the old version stops being served (Kueue 0.16 moved storage to v1beta2)
+    crds = upstream.crds()
+    objects = [m.obj for _, out in RENDERED.values() for m in out.manifests
+               if m.obj["apiVersion"].startswith("kueue.x-k8s.io/")]
+    assert {o["kind"] for o in objects} >= {"Topology", "ResourceFlavor", "ClusterQueue", "LocalQueue"}
+    for o in objects:
+        assert o["apiVersion"] == f"kueue.x-k8s.io/{crds['kueue.x-k8s.io/' + o['kind']]['storage']}", o["kind"]
+    assert crds["kueue.x-k8s.io/ClusterQueue"]["storage"] == "v1beta2"
 
 
 def _one(kind: str) -> dict[str, Any]:
@@ -72,7 +77,7 @@ def test_the_validator_refuses_what_the_api_server_would() -> None:
     assert problems(topology) == []
     old = {**topology, "apiVersion": "kueue.x-k8s.io/v1alpha1"}
     [served] = problems(old)
-    assert "not served" in served and "kueue.x-k8s.io/v1beta1" in served
+    assert "not served" in served and "kueue.x-k8s.io/v1beta2" in served
     flavor = _one("ResourceFlavor")
     flavor["spec"]["nodeSelector"] = {"a": "b"}  # the CRD calls it nodeLabels
     assert any("spec.nodeSelector: unknown field" in p for p in problems(flavor))
