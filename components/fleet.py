@@ -9,6 +9,9 @@ from components.errors import SpecProblem
 from components.spec import CapacityType, ClusterSpec, FleetSpec, NodePoolSpec, Taint
 
 GPU_TAINT = "nvidia.com/gpu"
+# On every new node of a gated pool until the health gate passes there (components/k8s/nodegate.py): the translators
+# put it on the pool, so each node joins with it; Kueue's flavors do not tolerate it.
+GATE_TAINT = "gpufleet.io/health-gate"
 COST_TAG_KEYS = ("team", "cost-center", "gpufleet-cluster")
 
 
@@ -21,6 +24,7 @@ class Pool:
     zone: str
     fabric: Fabric  # the fabric this pool wires up; NONE when interconnect is off or the machine has none
     compact: bool  # one cluster placement group / compact placement policy
+    gated: bool = False  # new nodes join with GATE_TAINT until the health gate passes (self-healing on)
 
     @property
     def name(self) -> str:
@@ -35,7 +39,9 @@ class Pool:
         return self.spec.nodes.max * self.machine.gpus
 
     def taints(self, required: list[Taint]) -> list[Taint]:
-        """The cloud's required taints, then the user's, minus any user taint that would override a required key."""
+        """The cloud's required taints (and the gate's on a gated pool), then the user's, minus any user taint that
+        would override a required key."""
+        required = [*required, *([Taint(key=GATE_TAINT, value="pending")] if self.gated else [])]
         keys = {t.key for t in required}
         return [*required, *(t for t in self.spec.taints if t.key not in keys)]
 

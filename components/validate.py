@@ -408,6 +408,6 @@ def _cluster(spec: FleetSpec, c: ClusterSpec) -> Cluster:
         assert machine is not None
         fabric = machine.fabric if pool.interconnect != "off" else Fabric.NONE
         pools.append(Pool(spec=pool, machine=machine, zone=pool.zone or c.zones[0], fabric=fabric,
-                          compact=_compact(pool, machine)))
+                          compact=_compact(pool, machine), gated=c.addons.self_healing.enabled))
     tags = {**spec.tags.as_dict(), "gpufleet-cluster": c.name}
     return Cluster(spec=c, cloud=cloud, system_machine=system, pools=tuple(pools), tags=tags, account=spec.account)

@@ -90,7 +90,8 @@ def topology(cluster: Cluster) -> Manifest:
 def flavor(cluster: Cluster, pool: Pool) -> Manifest:
     """Pods admitted to this flavor get the pool's node label and tolerations; interconnect pools use the Topology
     so a gang lands in one network domain."""
-    spec: Obj = {"nodeLabels": {POOL_LABEL: pool.name}, "tolerations": tolerations(cluster.cloud, [pool])}
+    spec: Obj = {"nodeLabels": {POOL_LABEL: pool.name},
+                 "tolerations": tolerations(cluster.cloud, [pool], admitted_work=True)}
     if pool.fabric is not Fabric.NONE:
         spec["topologyName"] = TOPOLOGY
     return Manifest(obj(API, "ResourceFlavor", pool.name, spec=spec), after=("kueue",))

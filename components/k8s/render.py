@@ -10,6 +10,7 @@ from components.k8s import (
     healthgate,
     interconnect,
     kueue,
+    nodegate,
     nvidia,
     observability,
     operators,
@@ -43,6 +44,7 @@ def render(cluster: Cluster, inputs: AddonInputs) -> Rendered:
     out.extend(probe.checkpoint_probe(cluster, lustre, monitoring, inputs.checkpoints))
     out.extend(sync.checkpoint_sync(cluster, lustre, inputs.checkpoints, monitoring))
     out.extend(healthgate.health_gate(cluster))
+    out.extend(nodegate.node_gate(cluster))
     out.extend(selfheal.self_healing(cluster, monitoring))
     out.extend(chaos.network_chaos(cluster))
     return out

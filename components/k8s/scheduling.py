@@ -8,7 +8,7 @@ taint's value (``true`` / ``present``) does not matter.
 from __future__ import annotations
 
 from components.catalog import Cloud, Fabric
-from components.fleet import GPU_TAINT, Cluster, Pool
+from components.fleet import GATE_TAINT, GPU_TAINT, Cluster, Pool
 from components.k8s.model import Obj
 from components.spec import CapacityType
 
@@ -34,22 +34,26 @@ TOPOLOGY_LABELS: dict[Cloud, tuple[str, ...]] = {
 
 
 def taint_keys(cloud: Cloud, pool: Pool) -> list[str]:
-    """Every taint key the pool's nodes carry: the GPU taint, fabric / spot taints of its cloud, the user's."""
+    """Every taint key the pool's nodes carry: the GPU taint, fabric / spot taints of its cloud, the health gate's
+    startup taint on a gated pool, the user's."""
     keys = [GPU_TAINT]
     if pool.fabric is Fabric.EFA:
         keys.append(EFA_TAINT)
     if cloud is Cloud.AZURE and pool.capacity is CapacityType.SPOT:
         keys.append(AZURE_SPOT_TAINT)
+    if pool.gated:
+        keys.append(GATE_TAINT)
     return keys + [t.key for t in pool.spec.taints if t.key not in keys]
 
 
-def tolerations(cloud: Cloud, pools: tuple[Pool, ...] | list[Pool]) -> list[Obj]:
+def tolerations(cloud: Cloud, pools: tuple[Pool, ...] | list[Pool], admitted_work: bool = False) -> list[Obj]:
     """Tolerations for every taint of these pools, each key once, in a stable order. No ``effect``: an empty
     effect matches every effect (NoSchedule, PreferNoSchedule, NoExecute), so a user's NoExecute taint cannot
-    evict the driver, device plugin or DCGM exporter from the pool."""
+    evict the driver, device plugin or DCGM exporter from the pool. ``admitted_work`` (Kueue's flavors): all but
+    the health gate's startup taint, so no admitted pod lands on a node before its gate passed."""
     keys: list[str] = []
     for pool in pools:
-        keys += [k for k in taint_keys(cloud, pool) if k not in keys]
+        keys += [k for k in taint_keys(cloud, pool) if k not in keys and not (admitted_work and k == GATE_TAINT)]
     return [{"key": k, "operator": "Exists"} for k in keys]
 
 

@@ -117,7 +117,9 @@ def test_gpu_taints_labels_and_user_taints(capture: Capture) -> None:
                                       "taints": [{"key": "dedicated", "value": "a", "effect": "NoExecute"},
                                                  {"key": "nvidia.com/gpu", "value": "x"}]}))
     pool = one(graph, "AgentPool", "train-gpu-pool").inputs
-    assert pool["nodeTaints"] == ["nvidia.com/gpu=true:NoSchedule", "dedicated=a:NoExecute"]
+    # the health gate's startup taint: self-healing is on by default, so new nodes wait for their gate
+    assert pool["nodeTaints"] == ["nvidia.com/gpu=true:NoSchedule", "gpufleet.io/health-gate=pending:NoSchedule",
+                                  "dedicated=a:NoExecute"]
     assert pool["nodeLabels"] == {"gpufleet.io/pool": "gpu", "gpufleet.io/gpu": "H100",
                                   "gpufleet.io/fabric": "infiniband", "team": "a"}
 

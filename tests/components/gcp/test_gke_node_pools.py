@@ -94,6 +94,7 @@ def test_gpu_node_settings() -> None:
     assert config["workloadMetadataConfig"] == {"mode": "GKE_METADATA"}
     assert config["serviceAccount"] == "train-gke-nodes@gpufleet-preview.iam.gserviceaccount.com"
     assert config["taints"] == [{"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"},
+                                {"key": "gpufleet.io/health-gate", "value": "pending", "effect": "NO_SCHEDULE"},
                                 {"key": "team", "value": "a", "effect": "NO_SCHEDULE"}]
     assert config["labels"] == {"gpufleet.io/pool": "a4", "gpufleet.io/gpu": "B200", "gpufleet.io/fabric": "rdma",
                                 "workload": "pretraining"}

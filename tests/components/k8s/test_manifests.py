@@ -42,8 +42,8 @@ def test_gke_gpu_networks_and_installers_validate() -> None:
     rendered = render(cluster, inputs)  # type: ignore[arg-type]
     kinds = [m.kind for m in rendered.manifests]
     assert kinds.count("GKENetworkParamSet") == kinds.count("Network") == 8 + 1 + 8  # TCPXO 8, host2, RoCE 8
-    installers = {m.name for m in rendered.manifests if m.kind == "DaemonSet"} - {"gpu-problem-detector",
-                                                                                   "gpu-dcgm-health"}
+    installers = {m.name for m in rendered.manifests if m.kind == "DaemonSet"
+                  and not m.name.startswith("gpu-")}  # ours: problem detector, DCGM health, node gate
     assert installers == {"nccl-tcpxo-installer", "nccl-rdma-installer", "device-injector"}  # NRI for TCPXO
     for m in rendered.manifests:
         validate(m.obj, cluster.spec.kubernetes_version)  # type: ignore[attr-defined]
