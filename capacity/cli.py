@@ -35,6 +35,7 @@ console = Console()
 errors = Console(stderr=True)
 app.command("actuals")(actuals_cli.actuals)
 app.command("example")(example.command)
+app.command("chargeback")(actuals_cli.chargeback)
 
 
 class Quantile(StrEnum):
@@ -293,11 +294,9 @@ def reconcile(
 ) -> None:
     """Compare the plan with what the stacks provision: over- and under-provisioning, and its monthly cost."""
     from capacity.reconcile import reconcile as compare
-    from stacks.config import STACKS_DIR, load_stack_file
+    from stacks.config import load_stack_file, stack_paths
 
-    files: list[Path] = []
-    for path in stacks or [STACKS_DIR]:
-        files.extend(sorted(path.glob("Pulumi.*.yaml")) if path.is_dir() else [path])
+    files = stack_paths(stacks)
     try:
         lines = load_rows(plan_dir / "plan.csv", PlanLine)
         commitments = load_rows(plan_dir / "commitments.csv", CommitmentLine)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,14 @@ class _UniqueKeyLoader(yaml.SafeLoader):
                     "would silently use the last", key_node.start_mark)
             seen[key] = line
         return super().construct_mapping(node, deep=deep)
+
+
+def stack_paths(given: Sequence[Path] | None = None) -> list[Path]:
+    """The stack files named, a directory standing for its Pulumi.*.yaml (default: this directory)."""
+    files: list[Path] = []
+    for path in given or [STACKS_DIR]:
+        files.extend(sorted(path.glob("Pulumi.*.yaml")) if path.is_dir() else [path])
+    return files
 
 
 def read_stack_config(path: Path) -> dict[str, Any]:

@@ -141,3 +141,44 @@ def _render(doc: dict[str, Any]) -> None:
             table.add_row(m["month"], "-" if m["plan_usd"] is None else f"{m['plan_usd']:,.0f}",
                           "-" if m["billed_usd"] is None else f"{m['billed_usd']:,.0f}")
         console.print(table)
+
+
+def chargeback(
+    focus: Annotated[list[Path], typer.Option(help="FOCUS 1.x exports (files or directories); repeat for more")],
+    usage: Annotated[Path, typer.Option(help="Kueue GPU-hours: month, cohort, cluster_queue, flavor, gpu_hours "
+                                             "(docs/actuals.md, Chargeback)")],
+    out: Annotated[Path, typer.Option(help="the chargeback CSV to write (FOCUS allocation columns)")],
+    stacks: Annotated[list[Path] | None, typer.Option(help="stack files or directories; default: stacks/")] = None,
+    offers: Annotated[Path | None, typer.Option(help="offers.csv for capacity the bill does not show; default: "
+                                                     "the bundled snapshot")] = None,
+    db: Annotated[Path | None, typer.Option(help="the DuckDB database; default: the user's data directory")] = None,
+    currency: Annotated[str | None, typer.Option(help="billing currency of exports without BillingCurrency")] = None,
+) -> None:
+    """Chargeback rows per team: Kueue GPU-hours x the effective rate of the pool's capacity, the idle remainder as
+    unallocated rows, in FOCUS's allocation columns."""
+    from capacity import inputs
+    from capacity.actuals import chargeback as cb
+    from capacity.csvio import write_rows
+    from components.errors import SpecError
+    from stacks.config import load_stack_file, stack_paths
+
+    try:
+        usage_rows = load_rows(usage, cb.UsageRow)
+        fleets = [load_stack_file(f) for f in stack_paths(stacks)]
+        offer_rows = inputs.load_offers(offers)
+        con, keys = load_exports(focus, db, currency)
+        rows = cb.chargeback(con, keys, usage_rows, fleets, offer_rows, str(usage))
+    except (InputError, SpecError) as err:
+        errors.print(err.render(), style="red", highlight=False, markup=False)
+        raise typer.Exit(2) from None
+    write_rows(out, cb.COLUMNS, [{k: "" if v is None else v for k, v in r.items()} for r in rows])  # null: empty
+    table = Table(title="Chargeback", title_justify="left")
+    for col in ("month", "source", "team", "GPU-hours", "USD", "rate from"):
+        table.add_column(col, justify="right" if col in ("GPU-hours", "USD") else "left")
+    for r in rows:
+        table.add_row(r["ChargePeriodStart"][:7], r["x_GpufleetSource"], r["AllocatedResourceName"] or "(unallocated)",
+                      "" if r["ConsumedQuantity"] is None else f"{r['ConsumedQuantity']:,.1f}",
+                      "unknown" if r["EffectiveCost"] is None else f"{r['EffectiveCost']:,.2f}",
+                      r["x_GpufleetRateSource"])
+    console.print(table)
+    console.print(f"Wrote {len(rows)} row(s) to {out}")

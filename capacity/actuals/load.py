@@ -20,6 +20,7 @@ import duckdb
 from capacity.actuals import focus
 from capacity.csvio import MAX_SHOWN, InputError, RowProblem
 from components import catalog
+from components.fleet import COST_TAG_KEYS
 
 HOURS_PER = {"Hour": 1.0, "Minute": 1 / 60, "Second": 1 / 3600, "Day": 24.0}  # FOCUS time units of fixed length
 NULL = "null"  # how the FOCUS examples spell a null in CSV
@@ -31,8 +32,10 @@ CREATE TABLE IF NOT EXISTS charges (
     effective_cost DOUBLE, billed_cost DOUBLE, currency VARCHAR, cloud VARCHAR, pricing_category VARCHAR,
     resource_id VARCHAR, region VARCHAR, commitment_id VARCHAR, commitment_status VARCHAR, reservation_id VARCHAR,
     reservation_status VARCHAR, consumed_quantity DOUBLE, consumed_unit VARCHAR, team VARCHAR,
-    machine_type VARCHAR, gpu VARCHAR, gpus_per_node INTEGER, gpu_hours DOUBLE);
+    machine_type VARCHAR, gpu VARCHAR, gpus_per_node INTEGER, gpu_hours DOUBLE, paid_gpu_hours DOUBLE,
+    cluster VARCHAR);
 """
+CLUSTER_TAG = COST_TAG_KEYS[2]  # every gpufleet cluster tags its resources with its name
 Progress = Callable[[str, int], None]  # (file, rows) after each file
 
 
@@ -46,6 +49,8 @@ def connect(path: Path) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect(str(path))
     con.execute("SET TimeZone = 'UTC'")
     con.execute(SCHEMA)
+    for column, kind in (("paid_gpu_hours", "DOUBLE"), ("cluster", "VARCHAR")):  # databases of the first release
+        con.execute(f"ALTER TABLE charges ADD COLUMN IF NOT EXISTS {column} {kind}")
     _machines(con)
     return con
 
@@ -179,12 +184,15 @@ def _insert(con: duckdb.DuckDBPyConnection, label: str, header: dict[str, str], 
         said AS (SELECT said, nullif(regexp_extract(lower(regexp_replace(said, '[\\s_]+', '-', 'g')),
                                                     '(^|[^a-z0-9.])({names})([^a-z0-9]|$)', 2), '') AS mnorm
                  FROM (SELECT DISTINCT said FROM typed)),
-        tagged AS (SELECT tags, json_extract_string(tags, '{tag_path}') AS team FROM (SELECT DISTINCT tags FROM typed))
+        tagged AS (SELECT tags, json_extract_string(tags, '{tag_path}') AS team,
+                          json_extract_string(tags, '$."{CLUSTER_TAG}"') AS cluster
+                   FROM (SELECT DISTINCT tags FROM typed))
         SELECT '{label.replace("'", "''")}', _row, s, e, strftime(s, '%Y-%m'), cat, ec, bc, cur,
                coalesce(provider_cloud, m.cloud), pc, rid, region, cid, cst, crid, crst, q, unit, team,
                m.name, m.gpu, m.gpus,
                CASE WHEN cat = 'Usage' AND m.gpus IS NOT NULL AND coalesce(cst, '') <> 'Unused'
-                         AND coalesce(crst, '') <> 'Unused' THEN q * m.gpus * CASE unit {units} END END
+                         AND coalesce(crst, '') <> 'Unused' THEN q * m.gpus * CASE unit {units} END END,
+               CASE WHEN cat = 'Usage' AND m.gpus IS NOT NULL THEN q * m.gpus * CASE unit {units} END END, cluster
         FROM typed LEFT JOIN said USING (said) LEFT JOIN tagged USING (tags)
              LEFT JOIN machines m ON m.norm = said.mnorm
     """)
