@@ -18,6 +18,7 @@ from rich.table import Table
 from capacity import example, inputs
 from capacity.actuals import cli as actuals_cli
 from capacity.csvio import InputError, load_rows, write_models
+from capacity.ledger import cli as ledger_cli
 from capacity.problem import DEFAULT_GAP as GAP
 from capacity.problem import DEFAULT_PENALTY_USD_PER_GPU_HOUR as PENALTY
 from capacity.problem import DEFAULT_STAY_THRESHOLD as STAY_THRESHOLD
@@ -36,6 +37,7 @@ errors = Console(stderr=True)
 app.command("actuals")(actuals_cli.actuals)
 app.command("example")(example.command)
 app.command("chargeback")(actuals_cli.chargeback)
+app.command("ledger")(ledger_cli.ledger)
 
 
 class Quantile(StrEnum):
