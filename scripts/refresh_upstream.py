@@ -43,7 +43,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from components.k8s import upstream  # noqa: E402
-from components.k8s.upstream import derive, derive_cpp, derive_go, derive_package  # noqa: E402
+from components.k8s.upstream import (  # noqa: E402
+    derive,
+    derive_cpp,
+    derive_go,
+    derive_manifests,
+    derive_package,
+    derive_release,
+)
 
 DEFAULT_MIRROR = Path(os.environ.get("GPUFLEET_UPSTREAM_MIRROR", Path.home() / ".cache" / "gpufleet" / "upstream"))
 console = Console(stderr=True)
@@ -114,10 +121,10 @@ def _manifest(text: str, path: str) -> dict[str, Any]:
     if path.endswith(".sh"):  # an install script: the files it applies, in order
         return {"applies": re.findall(r'kubectl apply -f "\$repo/([^"]+)"', text)}
     if path.endswith(".json"):  # a component's own config file: the keys it reads
-        return {"keys": derive.config_keys(json.loads(text))}
+        return {"keys": derive_manifests.config_keys(json.loads(text))}
     if path.endswith("metadata/annotations.yaml"):  # an OLM bundle: its package and channels
         return {"annotations": yaml.safe_load(text)["annotations"]}
-    return {"objects": derive.manifest_kinds(text), "workloads": derive.workloads_in(text)}
+    return {"objects": derive_manifests.manifest_kinds(text), "workloads": derive_manifests.workloads_in(text)}
 
 
 def _cpp(text: str, wants: dict[str, Any]) -> dict[str, Any]:
@@ -190,7 +197,24 @@ PER_FILE: dict[str, Callable[[str, Any], Any]] = {
     "dockerfiles": lambda text, _: derive_cpp.dockerfile_facts(text),
     "tables": derive.markdown_table,
     "feature_gates": derive_go.feature_gates,
+    "texts": lambda text, _: text.strip(),
 }
+
+
+def _release(source: GitSource, commit: str, spec: dict[str, Any], tag: str, paths: list[str]) -> dict[str, Any]:
+    """What a release publishes when CI builds its installable files (components/k8s/upstream/derive_release.py):
+    the asset URL and files, the release image, the objects of the named chart templates rendered with the release
+    values, and the CRD names of the chart's crds/ (the crds asset)."""
+    chart = spec["chart_dir"]
+    crd_files = [f for f in source.files(commit, f"{chart}/crds") if f.endswith(".yaml")]
+    templates = [f"{chart}/{t}" for t in spec["templates"]]
+    paths += [spec["script"], spec["workflow"], spec["values"], *templates, f"{chart}/crds"]
+    url, assets = derive_release.asset_url(source.show(commit, spec["script"]), tag)
+    return {"url": url, "assets": assets, "image": derive_release.workflow_image(source.show(commit, spec["workflow"]),
+                                                                               tag),
+            "objects": derive_release.release_objects([source.show(commit, t) for t in templates],
+                                                      source.show(commit, spec["values"])),
+            "crds": derive_release.crd_names([source.show(commit, f) for f in crd_files])}
 
 
 def derive_pin(name: str, row: dict[str, Any], mirror: Path, offline: bool, today: str) -> dict[str, Any]:
@@ -231,9 +255,9 @@ def derive_pin(name: str, row: dict[str, Any], mirror: Path, offline: bool, toda
         for key, path in row["images"].items():
             paths.append(path)
             text = source.show(commit, path)
-            out["images"][key] = {"path": path, "images": derive.images_in(text)}
-            if derive.ray_versions_in(text):
-                out["images"][key]["ray_versions"] = derive.ray_versions_in(text)
+            out["images"][key] = {"path": path, "images": derive_manifests.images_in(text)}
+            if derive_manifests.ray_versions_in(text):
+                out["images"][key]["ray_versions"] = derive_manifests.ray_versions_in(text)
     for kind, facts_of in PER_FILE.items():  # in this order: it is the order of the digest's source paths
         if row.get(kind):
             files = row[kind].items() if isinstance(row[kind], dict) else ((path, None) for path in row[kind])
@@ -247,6 +271,8 @@ def derive_pin(name: str, row: dict[str, Any], mirror: Path, offline: bool, toda
             source.show(commit, row["chart_package"]), str(row["git"]["ref"]), f"{row['chart_dir']}/values.yaml")
     if row.get("metrics"):
         out["metrics"] = _metrics(source, commit, row["metrics"], paths)
+    if row.get("release"):
+        out["release"] = _release(source, commit, row["release"], str(row["git"]["ref"]), paths)
     if row.get("tool"):
         out["tool"] = _tool(source, commit, row["tool"], str(row["git"]["ref"]), paths)
     if row.get("manifests"):
@@ -256,7 +282,7 @@ def derive_pin(name: str, row: dict[str, Any], mirror: Path, offline: bool, toda
             text = source.show(commit, path)
             out["manifests"][key] = {"path": path, **_manifest(text, path)}
             if key in row.get("services", []):
-                out["manifests"][key]["services"] = derive.services_in(text)
+                out["manifests"][key]["services"] = derive_manifests.services_in(text)
     return out
 
 

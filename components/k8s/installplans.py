@@ -30,12 +30,11 @@ SHORT = {"node-healthcheck-operator": "nhc", "self-node-remediation": "snr"}  # 
 
 def api(olm_pin: str) -> tuple[str, str, str]:
     """(group, served version, plural) of OLM's InstallPlan, from the OLM CRD digest; the plural as the CRD's object
-    name in the pinned crds.yaml spells it (<plural>.<group>)."""
+    name in the pinned release's crds.yaml spells it (<plural>.<group>)."""
     facts = upstream.crds()["operators.coreos.com/InstallPlan"]
     [version] = facts["served"]
     plural = f"{facts['kind'].lower()}s"
-    crd_names = {o["name"] for o in upstream.manifest(olm_pin, "crds")["objects"]}
-    if f"{plural}.{facts['group']}" not in crd_names:
+    if f"{plural}.{facts['group']}" not in upstream.digest(olm_pin)["release"]["crds"]:
         raise ValueError(f"OLM's crds.yaml has no CRD {plural}.{facts['group']}: re-check the olm pin's digest")
     return facts["group"], version, plural
 

@@ -9,9 +9,12 @@ the cluster, with a per-pool limit; the cloud's own repair (components/repair.py
 - quarantine, drain, reboot: a Medik8s NodeHealthCheck per pool watches those conditions and creates a Self Node
   Remediation, which taints the node NoSchedule, evicts its pods with the out-of-service taint and reboots it,
   unless more than ``max_unhealthy_nodes`` of the pool are already unhealthy (a fleet-wide event: stop, page);
-- Medik8s ships its operators as OLM bundles only, so OLM is installed from its pinned quickstart manifests and
-  each operator is one Subscription pinned to its bundle, with Manual approval; a Job approves exactly the pinned
-  bundles' install plans during `pulumi up` (components/k8s/installplans.py).
+- Medik8s ships its operators as OLM bundles only, so OLM is installed from its pinned release's manifests (the
+  release assets, not the repository's stale quickstart files) and each operator is one Subscription pinned to its
+  bundle, with Manual approval, in a namespace of their own whose Pod Security level admits SNR's privileged agent;
+  a Job approves exactly the pinned bundles' install plans during `pulumi up` (components/k8s/installplans.py);
+- SNR's agent must run on every GPU node (SNR remediates no node without it): its SelfNodeRemediationConfig adds a
+  toleration for every taint of the GPU pools to the agent DaemonSet the operator renders.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from dataclasses import dataclass
 from components.fleet import Cluster, Pool
 from components.k8s import dcgmhealth, healthgate, installplans, rules, upstream
 from components.k8s.interconnect import container_from_facts
-from components.k8s.model import Manifest, ManifestFile, Obj, Rendered, config_map, obj
+from components.k8s.model import Manifest, ManifestFile, Obj, Rendered, config_map, namespace, obj
 from components.k8s.scheduling import POOL_LABEL, on_pools, tolerations
 from components.repair import cloud_repair, max_unhealthy_nodes
 
@@ -31,7 +34,11 @@ NHC_PIN, SNR_PIN = "node-healthcheck-operator", "self-node-remediation"
 NPD_NAMESPACE = "kube-system"  # where upstream's RBAC binds the node-problem-detector service account
 NPD_CONFIG = "gpu-monitor.json"
 NPD_METRICS_PORT = 20257  # --prometheus-port default (cmd/options/options.go at the pinned tag)
-OPERATORS_NAMESPACE = "operators"  # OLM's global OperatorGroup namespace on Kubernetes (olm.yaml)
+# Medik8s' own namespace: OLM's `operators` namespace enforces Pod Security `baseline` (the release values'
+# operator_namespace_psa), which refuses SNR's agent (privileged, hostPID, a hostPort); SNR's Kubernetes bundle says to
+# label its namespace privileged (Makefile bundle-community-k8s at v0.13.0). Both CSVs support only the AllNamespaces
+# install mode (bundle/manifests/*.clusterserviceversion.yaml), so the OperatorGroup names no target namespace.
+OPERATORS_NAMESPACE = "gpufleet-remediation"
 TEMPLATE = "gpufleet-reboot"
 
 # NVIDIA XID catalogue (https://docs.nvidia.com/deploy/xid-errors/), kernel lines "NVRM: Xid (PCI:<bus>): <xid>, ...".
@@ -119,11 +126,20 @@ def gpu_monitor() -> Obj:
     }
 
 
+def npd_image() -> str:
+    """The release's image: the repository upstream's manifest pulls from (where releases are promoted to), at the
+    released version (version.txt; the manifest's own tag is an old example's). pins.yaml says why."""
+    [facts] = upstream.manifest(NPD_PIN, "daemonset")["workloads"]
+    [repository] = {c["image"].rsplit(":", 1)[0] for c in facts["containers"]}
+    return f"{repository}:{upstream.digest(NPD_PIN)['texts']['version.txt']}"
+
+
 def npd_daemonset(cluster: Cluster) -> Obj:
     """Upstream's DaemonSet (image, mounts, host paths from the pinned manifest), on the GPU pools only, reading our
     GPU monitor and the health gate's marker (the gate's host directory, read-only), serving metrics to Prometheus."""
     [facts] = upstream.manifest(NPD_PIN, "daemonset")["workloads"]
     [container] = [container_from_facts(c) for c in facts["containers"]]
+    container["image"] = npd_image()
     container["command"] = [container["command"][0], "--logtostderr",
                             f"--config.system-log-monitor=/config/{NPD_CONFIG}",  # comma separated lists
                             "--config.custom-plugin-monitor=" + ",".join(f"/config/{c.config}" for c in MARKER_CHECKS),
@@ -147,13 +163,35 @@ def npd_daemonset(cluster: Cluster) -> Obj:
             "containers": [container], "volumes": volumes}}})
 
 
-def crd_file(pin: str) -> ManifestFile:
-    """The operator's CRD at its pinned tag, applied by Pulumi: the CRs that use it are created on the first
-    `pulumi up`, before anyone approves the operator's install plan. OLM later validates and updates an existing
+def crd_files(pin: str) -> list[ManifestFile]:
+    """The operator's CRDs at its pinned tag, applied by Pulumi: the CRs that use them are created on the first
+    `pulumi up`, before the operator's install plan is approved. OLM later validates and updates an existing
     CRD rather than failing on it (OLM v0.46.0 pkg/controller/operators/catalog/step.go)."""
     row = upstream.pin(pin)
-    [path] = row["crds"]
-    return ManifestFile(f"{pin}-crd", row["raw"] + path)
+    return [ManifestFile(f"{pin}-crd" if i == 0 else f"{pin}-crd-{i}", row["raw"] + path)
+            for i, path in enumerate(row["crds"])]
+
+
+def crd_of(pin: str, kind: str) -> str:
+    """The name of the CRD file (of ``crd_files``) that defines ``kind``."""
+    paths = upstream.pin(pin)["crds"]
+    [path] = [f["path"] for f in upstream.digest(pin)["crds"].values() if f["kind"] == kind]
+    return crd_files(pin)[paths.index(path)].name
+
+
+def olm_files() -> list[ManifestFile]:
+    """OLM as its release publishes it: the release's assets, in the order its install script applies them."""
+    release = upstream.digest(OLM_PIN)["release"]
+    out: list[ManifestFile] = []
+    for asset in release["assets"]:
+        out.append(ManifestFile(f"olm-{asset.removesuffix('.yaml')}", release["url"] + asset,
+                                tuple(f.name for f in out[-1:])))
+    return out
+
+
+def olm_object(kind: str) -> Obj:
+    [found] = [o for o in upstream.digest(OLM_PIN)["release"]["objects"] if o["kind"] == kind]
+    return dict(found)
 
 
 def pinned_csv(pin: str) -> tuple[str, str]:
@@ -168,12 +206,32 @@ def subscription(pin: str) -> Manifest:
     annotations, operatorhub.io's catalog from olm.yaml. Manual approval: OLM would otherwise follow the channel."""
     notes = upstream.manifest(pin, "bundle")["annotations"]
     package, csv = pinned_csv(pin)
-    [catalog] = [o for o in upstream.manifest(OLM_PIN, "olm")["objects"] if o["kind"] == "CatalogSource"]
+    catalog = olm_object("CatalogSource")
     return Manifest(obj("operators.coreos.com/v1alpha1", "Subscription", package, OPERATORS_NAMESPACE, spec={
         "name": package, "channel": notes["operators.operatorframework.io.bundle.channel.default.v1"],
         "source": catalog["name"], "sourceNamespace": catalog["namespace"],
         "startingCSV": csv, "installPlanApproval": "Manual"}),
-        after=("olm-olm",))
+        after=("olm-olm", f"operatorgroup/{OPERATORS_NAMESPACE}/{OPERATORS_NAMESPACE}"))
+
+
+def operator_group() -> Manifest:
+    """OLM installs a Subscription's operator only in a namespace with one OperatorGroup; none selects every
+    namespace (AllNamespaces), the one install mode both Medik8s operators support."""
+    return Manifest(obj("operators.coreos.com/v1", "OperatorGroup", OPERATORS_NAMESPACE, OPERATORS_NAMESPACE,
+                        spec={}), after=("olm-olm",))
+
+
+def snr_config(cluster: Cluster) -> Manifest:
+    """SNR's one config (the name its controller reads): the agent DaemonSet the operator renders tolerates only
+    SNR's own and control-plane taints, and SNR refuses to remediate a node without an agent pod
+    (isNodeRebootCapable), so every taint of the GPU pools is added as ``customDsTolerations`` (appended to the
+    DaemonSet's own by the config controller's updateDsTolerations at v0.13.0). Other fields keep the CRD's defaults.
+    Created before the operator runs, it is the config the operator finds (its initializer creates one only if
+    none exists); server-side apply makes a later `pulumi up` update it in place either way."""
+    name = upstream.digest(SNR_PIN)["constants"]["api/v1alpha1/selfnoderemediationconfig_types.go"]["ConfigCRName"]
+    return Manifest(obj("self-node-remediation.medik8s.io/v1alpha1", "SelfNodeRemediationConfig", name,
+                        OPERATORS_NAMESPACE, spec={"customDsTolerations": tolerations(cluster.cloud, cluster.pools)}),
+                    after=(crd_of(SNR_PIN, "SelfNodeRemediationConfig"),))
 
 
 def unhealthy_conditions(cluster: Cluster, pool: Pool) -> list[Obj]:
@@ -192,21 +250,22 @@ def node_health_check(cluster: Cluster, pool: Pool) -> Manifest:
         "maxUnhealthy": max_unhealthy_nodes(pool, healing),
         "remediationTemplate": {"apiVersion": "self-node-remediation.medik8s.io/v1alpha1",
                                 "kind": "SelfNodeRemediationTemplate", "name": TEMPLATE,
-                                "namespace": OPERATORS_NAMESPACE}}), after=("olm-olm", crd_file(NHC_PIN).name))
+                                "namespace": OPERATORS_NAMESPACE}}),
+        after=("olm-olm", crd_of(NHC_PIN, "NodeHealthCheck")))
 
 
 def self_healing(cluster: Cluster, monitoring: bool) -> Rendered:
     if not (cluster.pools and cluster.spec.addons.self_healing.enabled):
         return Rendered()
-    olm = upstream.pin(OLM_PIN)
     npd = upstream.pin(NPD_PIN)
     subscriptions = [subscription(NHC_PIN), subscription(SNR_PIN)]
     out = Rendered(
-        files=[ManifestFile("npd-rbac", npd["raw"] + npd["manifests"]["rbac"]),
-               ManifestFile("olm-crds", olm["raw"] + olm["manifests"]["crds"]),
-               ManifestFile("olm-olm", olm["raw"] + olm["manifests"]["olm"], after=("olm-crds",)),
-               *(crd_file(pin) for pin in (NHC_PIN, SNR_PIN))],
+        files=[ManifestFile("npd-rbac", npd["raw"] + npd["manifests"]["rbac"]), *olm_files(),
+               *(f for pin in (NHC_PIN, SNR_PIN) for f in crd_files(pin))],
         manifests=[
+            namespace(OPERATORS_NAMESPACE, {"pod-security.kubernetes.io/enforce": "privileged"}),
+            operator_group(),
+            snr_config(cluster),
             config_map("gpu-problem-detector-config", NPD_NAMESPACE, {
                 NPD_CONFIG: json.dumps(gpu_monitor(), indent=1),
                 **{c.config: json.dumps(c.monitor(), indent=1) for c in MARKER_CHECKS},
@@ -217,7 +276,7 @@ def self_healing(cluster: Cluster, monitoring: bool) -> Rendered:
                                    tuple(m.key for m in subscriptions), after=("olm-olm",)),
             Manifest(obj("self-node-remediation.medik8s.io/v1alpha1", "SelfNodeRemediationTemplate", TEMPLATE,
                          OPERATORS_NAMESPACE, spec={"template": {"spec": {"remediationStrategy": "Automatic"}}}),
-                     after=("olm-olm", crd_file(SNR_PIN).name)),
+                     after=("olm-olm", crd_of(SNR_PIN, "SelfNodeRemediationTemplate"))),
             *(node_health_check(cluster, pool) for pool in cluster.pools)]).extend(dcgmhealth.watcher(cluster))
     if monitoring:
         out.manifests.append(Manifest(obj("monitoring.coreos.com/v1", "PodMonitor", "gpu-problem-detector",

@@ -19,7 +19,7 @@ from components.k8s.healthgate import templates
 from components.k8s.inputs import AddonInputs
 from components.k8s.model import Obj
 from components.k8s.render import render
-from components.k8s.upstream.derive import config_keys
+from components.k8s.upstream.derive_manifests import config_keys
 from tests.components.k8s.conftest import STACKS, clusters
 from tests.components.k8s.promql import metric_names
 from tests.components.k8s.test_selfheal import NHC_CLUSTER, _cluster_with, monitor_config, rendered

@@ -49,13 +49,14 @@ PLAN_CRD = OLM["crds"]["operators.coreos.com/InstallPlan"]
 TYPES = "vendor/github.com/operator-framework/api/pkg/operators/v1alpha1/"
 CONSTANTS, SUB_CONSTANTS = (OLM["constants"][TYPES + f] for f in ("installplan_types.go", "subscription_types.go"))
 # the collection path, from the CRD digest (group, served version) and the CRD object name in OLM's crds.yaml
-PLANS_PATH = f"/apis/{PLAN_CRD['group']}/{PLAN_CRD['served'][0]}/namespaces/operators/installplans"
+NAMESPACE = "gpufleet-remediation"  # the Medik8s operators' own namespace (privileged Pod Security: SNR's agent)
+PLANS_PATH = f"/apis/{PLAN_CRD['group']}/{PLAN_CRD['served'][0]}/namespaces/{NAMESPACE}/installplans"
 
 
 def test_the_pins_are_the_bundles_operatorhub_serves() -> None:
     # k8s-operatorhub/community-operators: operators/node-healthcheck-operator/0.12.0, self-node-remediation/0.13.0
     assert (NHC, SNR) == ("node-healthcheck-operator.v0.12.0", "self-node-remediation.v0.13.0")
-    assert "installplans.operators.coreos.com" in {o["name"] for o in OLM["manifests"]["crds"]["objects"]}
+    assert "installplans.operators.coreos.com" in OLM["release"]["crds"]
 
 
 # ---- the FAKE API server ------------------------------------------------------------------------------------------
@@ -64,7 +65,7 @@ def plan(name: str, csvs: list[str], phase: str = "RequiresApproval", approved: 
          message: str = "") -> dict[str, Any]:
     """An InstallPlan as OLM v0.46.0 createInstallPlan writes it (spec.approval Manual, approved false)."""
     return {"apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan",
-            "metadata": {"name": name, "namespace": "operators"},
+            "metadata": {"name": name, "namespace": NAMESPACE},
             "spec": {"clusterServiceVersionNames": csvs, "approval": "Manual", "approved": approved, "generation": 1},
             "status": {"phase": phase, "catalogSources": ["operatorhubio-catalog"],
                        **({"message": message} if message else {})}}
@@ -362,7 +363,7 @@ def test_the_role_grants_only_what_the_script_uses(serve: Any, tls: Path) -> Non
     sa = objs["ServiceAccount"]["metadata"]
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": sa["name"], "namespace": sa["namespace"]}]
     assert objs["Job"]["spec"]["template"]["spec"]["serviceAccountName"] == sa["name"]
-    assert {o["metadata"]["namespace"] for o in objs.values()} == {"operators"}
+    assert {o["metadata"]["namespace"] for o in objs.values()} == {NAMESPACE}
     # the verbs the script really used against the fake API: a GET of the collection is list, PATCH is patch
     olm = FakeOlm({"install-a": plan("install-a", [NHC, SNR])})
     assert run_job(serve, tls, olm).code == 0

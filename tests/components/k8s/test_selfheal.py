@@ -20,7 +20,7 @@ from components.k8s.inputs import AddonInputs
 from components.k8s.model import Obj
 from components.k8s.render import render
 from components.k8s.upstream import crd
-from components.k8s.upstream.derive import config_keys
+from components.k8s.upstream.derive_manifests import config_keys
 from components.repair import cloud_repair, max_unhealthy_nodes
 from components.spec import CapacityType, SelfHealingSpec
 from components.validate import resolve
@@ -198,7 +198,8 @@ def test_every_custom_resource_matches_its_crd_digest(stack: str) -> None:
     for cluster in clusters(stack):
         ours = [o for o in rendered(cluster) if o["apiVersion"].split("/")[0] in (
             "remediation.medik8s.io", "self-node-remediation.medik8s.io", "operators.coreos.com")]
-        assert {o["kind"] for o in ours} == {"NodeHealthCheck", "Subscription", "SelfNodeRemediationTemplate"}
+        assert {o["kind"] for o in ours} == {"NodeHealthCheck", "Subscription", "SelfNodeRemediationTemplate",
+                                             "SelfNodeRemediationConfig", "OperatorGroup"}
         for o in ours:
             assert crd.problems(o) == []
 
@@ -213,27 +214,72 @@ def test_subscriptions_pin_the_bundles_operatorhub_serves() -> None:
 
 
 def test_the_first_pulumi_up_creates_the_checks_before_the_install_plans_are_approved() -> None:
-    # With Manual approval OLM installs nothing until someone approves, so a NodeHealthCheck or template applied
-    # then would find no CRD and fail `pulumi up`: each waits on its CRD, applied by Pulumi from the pinned tag.
+    # With Manual approval OLM installs nothing until someone approves, so a NodeHealthCheck, template or config
+    # applied then would find no CRD and fail `pulumi up`: each waits on its CRD, applied by Pulumi from the pinned tag.
     out = render(NHC_CLUSTER, AddonInputs(kubeconfig="fake-kubeconfig"))
     files = {f.name: f.url for f in out.files}
+    nhc = "https://raw.githubusercontent.com/medik8s/node-healthcheck-operator/v0.12.0/config/crd/bases/"
+    snr = "https://raw.githubusercontent.com/medik8s/self-node-remediation/v0.13.0/config/crd/bases/"
     expected = {  # the CRD files at the tags the Subscriptions pin (startingCSV v0.12.0 / v0.13.0)
-        "remediation.medik8s.io": "https://raw.githubusercontent.com/medik8s/node-healthcheck-operator/v0.12.0/"
-                                  "config/crd/bases/remediation.medik8s.io_nodehealthchecks.yaml",
-        "self-node-remediation.medik8s.io": "https://raw.githubusercontent.com/medik8s/self-node-remediation/"
-        "v0.13.0/config/crd/bases/self-node-remediation.medik8s.io_selfnoderemediationtemplates.yaml"}
-    medik8s = [m for m in out.manifests if m.obj["apiVersion"].split("/")[0] in expected]
-    assert {m.kind for m in medik8s} == {"NodeHealthCheck", "SelfNodeRemediationTemplate"}
+        "NodeHealthCheck": nhc + "remediation.medik8s.io_nodehealthchecks.yaml",
+        "SelfNodeRemediationTemplate": snr + "self-node-remediation.medik8s.io_selfnoderemediationtemplates.yaml",
+        "SelfNodeRemediationConfig": snr + "self-node-remediation.medik8s.io_selfnoderemediationconfigs.yaml"}
+    medik8s = [m for m in out.manifests if m.obj["apiVersion"].split("/")[0].endswith("medik8s.io")]
+    assert {m.kind for m in medik8s} == set(expected)
     for m in medik8s:
-        assert expected[m.obj["apiVersion"].split("/")[0]] in [files.get(a) for a in m.after], m.name
+        assert expected[m.kind] in [files.get(a) for a in m.after], m.name
 
 
-def test_the_detector_runs_upstreams_image_on_gpu_pools_only() -> None:
+def test_olm_is_installed_from_its_release_assets_not_the_stale_quickstart() -> None:
+    out = render(NHC_CLUSTER, AddonInputs(kubeconfig="fake-kubeconfig"))
+    olm = [f for f in out.files if f.name.startswith("olm-")]
+    # deploy/upstream/quickstart/install.sh at v0.46.0: ${default_base_url}/${release}/crds.yaml, then olm.yaml
+    base = "https://github.com/operator-framework/operator-lifecycle-manager/releases/download/v0.46.0/"
+    assert [(f.url, f.after) for f in olm] == [(base + "crds.yaml", ()), (base + "olm.yaml", ("olm-crds",))]
+    assert not [f for f in out.files if "quickstart" in f.url]
+
+
+def test_snr_runs_in_a_privileged_namespace_of_its_own() -> None:
+    """The release's `operators` namespace enforces Pod Security baseline (deploy/upstream/values.yaml
+    operator_namespace_psa at v0.46.0), which refuses SNR's privileged, hostPID agent: Medik8s gets its own
+    namespace, labelled privileged, with an OperatorGroup for every namespace (both CSVs: AllNamespaces only)."""
+    operators = next(o for o in upstream.digest("olm")["release"]["objects"] if o["name"] == "operators")
+    assert operators["labels"]["pod-security.kubernetes.io/enforce"] == "baseline"
+    objs = rendered(NHC_CLUSTER)
+    subs = [o for o in objs if o["kind"] == "Subscription"]
+    [ns] = {o["metadata"]["namespace"] for o in subs}
+    assert ns != "operators"
+    [namespace] = [o for o in objs if o["kind"] == "Namespace" and o["metadata"]["name"] == ns]
+    assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
+    [group] = [o for o in objs if o["kind"] == "OperatorGroup"]
+    assert group["metadata"]["namespace"] == ns and "targetNamespaces" not in group["spec"]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_snrs_agent_tolerates_every_taint_of_every_gpu_pool(stack: str) -> None:
+    for cluster in clusters(stack):
+        configs = [o for o in rendered(cluster) if o["kind"] == "SelfNodeRemediationConfig"]
+        if not (cluster.pools and cluster.spec.addons.self_healing.enabled):
+            assert not configs
+            continue
+        [config] = configs
+        # the one name SNR's controller reads (api/v1alpha1/selfnoderemediationconfig_types.go ConfigCRName)
+        assert config["metadata"]["name"] == "self-node-remediation-config"
+        tolerated = {t["key"] for t in config["spec"]["customDsTolerations"] if t["operator"] == "Exists"}
+        assert not [t for t in config["spec"]["customDsTolerations"] if "effect" in t or "value" in t]
+        for pool in cluster.pools:
+            assert {t.key for t in pool.spec.taints} | {"nvidia.com/gpu"} <= tolerated, pool.name
+
+
+def test_the_detector_runs_the_released_image_on_gpu_pools_only() -> None:
     [ds] = [o for o in rendered(NHC_CLUSTER) if o["kind"] == "DaemonSet" and o["metadata"]["name"] ==
             "gpu-problem-detector"]
     [workload] = upstream.manifest(selfheal.NPD_PIN, "daemonset")["workloads"]
     spec = ds["spec"]["template"]["spec"]
-    assert spec["containers"][0]["image"] == workload["containers"][0]["image"]
+    # the released version (version.txt at v1.34.4), from the repository upstream's manifest pulls from; the
+    # manifest's own tag is an example's (v0.8.19)
+    assert spec["containers"][0]["image"] == "registry.k8s.io/node-problem-detector/node-problem-detector:v1.34.4"
+    assert workload["containers"][0]["image"].endswith(":v0.8.19")
     [term] = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
     assert term["matchExpressions"][0]["values"] == sorted(p.name for p in NHC_CLUSTER.pools)
     assert f"--config.system-log-monitor=/config/{selfheal.NPD_CONFIG}" in spec["containers"][0]["command"]

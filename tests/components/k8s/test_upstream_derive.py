@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from components.k8s import upstream
-from components.k8s.upstream import derive
+from components.k8s.upstream import derive, derive_manifests
 
 CRD = yaml.safe_load("""
 apiVersion: apiextensions.k8s.io/v1
@@ -80,7 +80,7 @@ spec:
       affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [
         {matchExpressions: [{key: cloud.google.com/gke-accelerator, operator: In, values: [b, a]}]}]}}}
 """)
-    facts = derive.workload_facts(ds)
+    facts = derive_manifests.workload_facts(ds)
     assert facts["accelerators"] == ["a", "b"] and facts["hostPID"] and not facts["hostNetwork"]
     assert facts["initContainers"][0]["privileged"] and facts["initContainers"][0]["mounts"] == {"h": "/h"}
     assert facts["hostPaths"] == {"h": {"path": "/home"}}
@@ -145,7 +145,7 @@ spec:
 kind: ConfigMap
 data: {image: not-a-container}
 """
-    assert derive.images_in(text) == ["ray:1", "busybox:1"]
+    assert derive_manifests.images_in(text) == ["ray:1", "busybox:1"]
 
 
 def test_ray_versions_in_reads_rayjobs_and_rayclusters_only() -> None:
@@ -159,7 +159,7 @@ spec: {rayVersion: 2.45}
 kind: ConfigMap
 data: {rayVersion: not-a-cluster}
 """
-    assert derive.ray_versions_in(text) == ["2.46.0", "2.45"]
+    assert derive_manifests.ray_versions_in(text) == ["2.46.0", "2.45"]
 
 
 def test_operator_digests_carry_what_the_layer_reads() -> None:

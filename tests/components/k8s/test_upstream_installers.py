@@ -16,13 +16,14 @@ from components.catalog import Fabric
 from components.k8s import upstream
 from components.k8s.healthgate import templates
 from components.k8s.training import container, wiring
-from components.k8s.upstream.derive import workload_facts
+from components.k8s.upstream.derive_manifests import workload_facts
 from tests.components.k8s.upstream_cases import EFFECTS, TAINTS, rendered
 
 RENDERED = rendered()
 PIN = "gke-gpudirect"
 INSTALLER = {"tcpx": "tcpx-installer", "tcpxo": "tcpxo-installer", "rdma": "rdma-installer"}
-OURS = ("accelerators", "nodeIn")  # placement is ours (our pools' affinity); everything else is upstream's
+OURS = ("accelerators", "nodeIn", "nodeSelector", "nodeSelectorTerms", "tolerations")  # placement is ours (our
+# pools' affinity and taints, checked by tests/scheduling); everything else is upstream's
 
 
 def daemonsets(case: str) -> dict[str, dict[str, Any]]:
