@@ -13,7 +13,6 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from capacity import example, inputs
 from capacity.actuals import cli as actuals_cli
@@ -27,6 +26,7 @@ from capacity.quotas import FetchResult
 from capacity.reconcile import ReconcileRow
 from capacity.schema import CommitmentLine, PlanLine, QuotaRow, ShortfallLine
 from capacity.staleness import STALE_AFTER_DAYS
+from capacity.terminal import Column, Format, FormatOpt, print_table
 from components.catalog import Cloud
 from components.errors import SpecError
 
@@ -196,7 +196,7 @@ def plan(
     stay_threshold: StayThreshold = STAY_THRESHOLD,
     skip_unoffered: SkipUnoffered = False,
     stale_after_days: StaleAfter = STALE_AFTER_DAYS,
-    json_summary: Annotated[bool, typer.Option("--json", help="print summary.json instead of tables")] = False,
+    fmt: FormatOpt = Format.TEXT,
 ) -> None:
     """Plan the cheapest way to serve demand.csv within quotas: MILP (HiGHS), greedy baseline, quota requests."""
     from capacity import planner, report  # HiGHS loads only when a plan is asked for
@@ -210,7 +210,7 @@ def plan(
     with report.solving(errors) as progress:
         run = planner.plan(rows, offer_rows, quota_rows, penalty, gap, time_limit, progress, stay_threshold)
     data = report.write(run, out, stale_after_days)
-    if json_summary:
+    if fmt is Format.JSON:  # summary.json
         console.print_json(json.dumps(data, sort_keys=True))
     else:
         report.render(run, console, out, stale_after_days)
@@ -293,6 +293,7 @@ def reconcile(
     stacks: Annotated[list[Path] | None, typer.Option(help="stack files or directories; default: stacks/")] = None,
     offers: Annotated[Path | None, typer.Option(help="offers.csv for prices; default: the bundled snapshot")] = None,
     out: Annotated[Path | None, typer.Option(help="reconcile.csv to write; default: <plan>/reconcile.csv")] = None,
+    fmt: FormatOpt = Format.TEXT,
 ) -> None:
     """Compare the plan with what the stacks provision: over- and under-provisioning, and its monthly cost."""
     from capacity.reconcile import reconcile as compare
@@ -309,6 +310,9 @@ def reconcile(
     rows = compare(lines, commitments, fleets, offer_rows)
     target = out or plan_dir / "reconcile.csv"
     write_models(target, ReconcileRow, rows)
+    if fmt is Format.JSON:  # every row, as reconcile.csv has them
+        typer.echo(json.dumps([r.model_dump(mode="json") for r in rows], indent=2))
+        return
     _render_reconcile(rows, len(files))
     console.print(f"Wrote {len(rows)} row(s) to {target}")
 
@@ -373,17 +377,18 @@ def apply(
 
 def _render_reconcile(rows: list, stack_count: int) -> None:
     flagged = [r for r in rows if r.status != "ok"]
-    table = Table(title=f"Plan vs {stack_count} stack(s): {len(flagged)} month(s) off", title_justify="left")
-    for col in ("month", "cloud", "region", "gpu", "status", "planned", "max", "paid", "GPUs off", "USD/month"):
-        table.add_column(col, justify="right" if col in ("planned", "max", "paid", "GPUs off", "USD/month") else "left")
-    for r in flagged[:40]:
-        cost = "no price" if r.usd_per_month is None else f"{r.usd_per_month:,.0f}"
-        table.add_row(r.month, r.cloud, r.region, r.gpu, r.status, f"{r.planned_gpus:,.1f}",
-                      str(r.provisioned_max_gpus), str(r.paid_gpus), f"{r.gpus:,.1f}", cost)
-    if len(flagged) > 40:
-        table.caption = f"... {len(flagged) - 40} more in reconcile.csv"
-    console.print(table)
+    numbers = ("planned", "max", "paid", "GPUs off", "USD/month")
+    columns = [Column(c, justify="right" if c in numbers else "left")
+               for c in ("month", "cloud", "region", "gpu", "status", *numbers)]
+    cells = [(r.month, r.cloud, r.region, r.gpu, r.status, f"{r.planned_gpus:,.1f}", str(r.provisioned_max_gpus),
+              str(r.paid_gpus), f"{r.gpus:,.1f}", "no price" if r.usd_per_month is None else f"{r.usd_per_month:,.0f}")
+             for r in flagged[:40]]
+    print_table(console, f"Plan vs {stack_count} stack(s): {len(flagged)} month(s) off", columns, cells,
+                caption=f"... {len(flagged) - 40} more in reconcile.csv" if len(flagged) > 40 else "",
+                title_justify="left")
     for status in ("under", "over"):
-        total = sum(r.usd_per_month or 0.0 for r in rows if r.status == status)
-        console.print(f"{status}-provisioned: ${total:,.0f} across {sum(1 for r in rows if r.status == status)} "
-                      "cloud/region/GPU-months")
+        of = [r for r in rows if r.status == status]
+        unpriced = sum(r.usd_per_month is None for r in of)
+        total = sum(r.usd_per_month for r in of if r.usd_per_month is not None)
+        console.print(f"{status}-provisioned: {'at least ' if unpriced else ''}${total:,.0f} across {len(of)} "
+                      "cloud/region/GPU-months" + (f" ({unpriced} without a price)" if unpriced else ""))

@@ -18,13 +18,13 @@ from typing import Any
 from rich.console import Console
 from rich.progress import Progress as Bar
 from rich.progress import SpinnerColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from capacity import staleness
 from capacity.csvio import write_models
 from capacity.optimize import Progress, ProgressFn
 from capacity.planner import Run
 from capacity.schema import CommitmentLine, PlanLine, QuotaRequest, ShortfallLine
+from capacity.terminal import Column, names, print_table
 
 SCHEMA_VERSION = 1
 FILES = ("plan.csv", "commitments.csv", "shortfall.csv", "quota_requests.csv", "summary.json")
@@ -125,30 +125,28 @@ def solving(console: Console) -> Iterator[ProgressFn]:
 def render(run: Run, console: Console, out: Path | None = None,
            stale_after_days: int = staleness.STALE_AFTER_DAYS) -> None:
     s, p = run.solution, run.plan
-    head = Table(title="Capacity plan", show_header=False, title_justify="left")
-    head.add_column(justify="left")
-    head.add_column(justify="right")
-    head.add_row("horizon", f"{run.problem.months[0]} .. {run.problem.months[-1]} ({len(run.problem.months)} months)")
-    head.add_row("total spend", f"${p.total_usd:,.0f}")
-    head.add_row("  usage / commitments", f"${p.usage_usd:,.0f} / ${p.commitment_usd:,.0f}")
-    head.add_row("unmet GPU-hours", f"{p.unmet_gpu_hours:,.0f}" + (" [red](shortfall)[/]" if p.shortfall else ""))
+    head = [("horizon", f"{run.problem.months[0]} .. {run.problem.months[-1]} ({len(run.problem.months)} months)"),
+            ("total spend", f"${p.total_usd:,.0f}")]
+    head.append(("  usage / commitments", f"${p.usage_usd:,.0f} / ${p.commitment_usd:,.0f}"))
+    head.append(("unmet GPU-hours", f"{p.unmet_gpu_hours:,.0f}" + (" [red](shortfall)[/]" if p.shortfall else "")))
     if p.shortfall:
-        head.add_row("  value at the penalty rate", f"${p.unmet_gpu_hours * run.problem.penalty:,.0f} "
-                     f"(${run.problem.penalty:,.0f}/GPU-hour; not spend)")
+        head.append(("  value at the penalty rate", f"${p.unmet_gpu_hours * run.problem.penalty:,.0f} "
+                     f"(${run.problem.penalty:,.0f}/GPU-hour; not spend)"))
     if run.relaxed is not None:
         g = run.granted
-        head.add_row("spend if quota requests granted", f"${g.total_usd:,.0f} ({g.unmet_gpu_hours:,.0f} GPU-h unmet)")
-    head.add_row("objective (spend + penalty)", f"${p.objective_usd:,.0f}")
+        head.append(("spend if quota requests granted", f"${g.total_usd:,.0f} ({g.unmet_gpu_hours:,.0f} GPU-h unmet)"))
+    head.append(("objective (spend + penalty)", f"${p.objective_usd:,.0f}"))
     proof = "proven within the gap" if s.status == "optimal" else "[yellow]stopped before proving the gap[/]"
-    head.add_row("status", f"{s.status}, gap {s.gap:.4%} in {s.solve_seconds:.1f} s ({proof})")
-    head.add_row("proven lower bound", f"${s.lower_bound_usd:,.0f}")
+    head.append(("status", f"{s.status}, gap {s.gap:.4%} in {s.solve_seconds:.1f} s ({proof})"))
+    head.append(("proven lower bound", f"${s.lower_bound_usd:,.0f}"))
     if s.lp_relaxation_usd is not None:
-        head.add_row("LP relaxation bound", f"${s.lp_relaxation_usd:,.0f}")
+        head.append(("LP relaxation bound", f"${s.lp_relaxation_usd:,.0f}"))
     saving = run.greedy.objective_usd - p.objective_usd
-    head.add_row("greedy baseline", f"${run.greedy.total_usd:,.0f} (+{run.greedy.unmet_gpu_hours:,.0f} GPU-h unmet)")
-    head.add_row("saving vs greedy", f"${saving:,.0f}" + (f" ({saving / run.greedy.objective_usd:.1%})"
-                                                         if run.greedy.objective_usd > 0 else ""))
-    console.print(head)
+    head.append(("greedy baseline", f"${run.greedy.total_usd:,.0f} (+{run.greedy.unmet_gpu_hours:,.0f} GPU-h unmet)"))
+    head.append(("saving vs greedy", f"${saving:,.0f}" + (f" ({saving / run.greedy.objective_usd:.1%})"
+                                                           if run.greedy.objective_usd > 0 else "")))
+    print_table(console, "Capacity plan", (Column(""), Column("", prose=True)), head, show_header=False,
+                title_justify="left")
     prices = staleness.of(price_dates(run), stale_after_days).as_dict()
     console.print(f"Prices as of {prices['as_of'] or 'an unstated date'}"
                   + (f" ({prices['age_days']} days old)" if prices["age_days"] is not None else ""))
@@ -156,41 +154,33 @@ def render(run: Run, console: Console, out: Path | None = None,
         console.print(f"[yellow]warning: {prices['warning']}[/]", highlight=False)
     _spend(run, console)
     if p.commitments:
-        table = Table(title="Commitments", title_justify="left")
-        for col in ("cloud", "region", "machine type", "term", "from", "nodes", "GPUs", "USD"):
-            table.add_column(col, justify="right" if col in ("nodes", "GPUs", "USD") else "left")
-        for c in p.commitments[:15]:
-            table.add_row(c.cloud.value, c.region, c.machine_type, c.option.value, c.start_month, str(c.nodes),
-                          str(c.gpus), f"{c.usd_total:,.0f}")
-        if len(p.commitments) > 15:
-            table.caption = f"... {len(p.commitments) - 15} more in commitments.csv"
-        console.print(table)
+        print_table(console, "Commitments",
+                    names("cloud", "region", "machine type", "term", "from", "nodes#", "GPUs#", "USD#"),
+                    [(c.cloud.value, c.region, c.machine_type, c.option.value, c.start_month, str(c.nodes), str(c.gpus),
+                      f"{c.usd_total:,.0f}") for c in p.commitments[:15]],
+                    caption=f"... {len(p.commitments) - 15} more in commitments.csv" if len(p.commitments) > 15 else "",
+                    title_justify="left")
     if p.shortfall:
-        table = Table(title="Unserved demand and why (largest first)", title_justify="left")
-        for col in ("month", "team", "gpu", "gang", "unmet GPU-h", "why"):
-            table.add_column(col, justify="right" if col in ("gang", "unmet GPU-h") else "left")
-        for x in sorted(p.shortfall, key=lambda x: (-x.unmet_gpu_hours, x.month, x.team))[:10]:
-            table.add_row(x.month, x.team, x.gpu, str(x.gang_gpus), f"{x.unmet_gpu_hours:,.0f}", x.reason)
-        if len(p.shortfall) > 10:
-            table.caption = f"... {len(p.shortfall) - 10} more in shortfall.csv"
-        console.print(table)
+        worst = sorted(p.shortfall, key=lambda x: (-x.unmet_gpu_hours, x.month, x.team))[:10]
+        print_table(console, "Unserved demand and why (largest first)",
+                    [*names("month", "team", "gpu", "gang#", "unmet GPU-h#"), Column("why", prose=True)],
+                    [(x.month, x.team, x.gpu, str(x.gang_gpus), f"{x.unmet_gpu_hours:,.0f}", x.reason) for x in worst],
+                    caption=f"... {len(p.shortfall) - 10} more in shortfall.csv" if len(p.shortfall) > 10 else "",
+                    title_justify="left")
     if run.requests:
-        table = Table(title="Quota increases that remove the shortfall", title_justify="left")
-        for col in ("cloud", "region", "gpu", "market", "now", "ask", "native", "needed", "file by"):
-            table.add_column(col)
-        for r in run.requests:
-            late = " [red]OVERDUE[/]" if staleness.overdue(r.request_by) else ""
-            table.add_row(r.cloud.value, r.region, r.gpu, r.market.value, str(r.current_max_gpus),
-                          str(r.requested_max_gpus), f"+{r.native_increase} {r.native_unit} {r.native_quota}",
-                          r.month_needed, r.request_by + late)
+        rows = [(r.cloud.value, r.region, r.gpu, r.market.value, str(r.current_max_gpus), str(r.requested_max_gpus),
+                 f"+{r.native_increase} {r.native_unit} {r.native_quota}", r.month_needed,
+                 r.request_by + (" [red]OVERDUE[/]" if staleness.overdue(r.request_by) else ""))
+                for r in run.requests]
         after = run.unmet_after_requests
-        if after is not None:
-            table.caption = (f"if granted, unmet GPU-hours fall from {p.unmet_gpu_hours:,.0f} to {after:,.0f}; "
-                             "file by = month needed - the cloud's usual lead time")
+        caption = "" if after is None else (f"if granted, unmet GPU-hours fall from {p.unmet_gpu_hours:,.0f} to "
+                                            f"{after:,.0f}; file by = month needed - the cloud's usual lead time")
         if run.requests_proven is False and run.relaxed is not None:
-            table.caption = (table.caption or "") + (
-                f"\n[yellow]not proven: the relaxed solve stopped at its time limit (gap {run.relaxed.gap:.3%})[/]")
-        console.print(table)
+            caption += (f"\n[yellow]not proven: the relaxed solve stopped at its time limit "
+                        f"(gap {run.relaxed.gap:.3%})[/]")
+        print_table(console, "Quota increases that remove the shortfall",
+                    names("cloud", "region", "gpu", "market", "now", "ask", "native", "needed", "file by"), rows,
+                    caption=caption.strip(), title_justify="left")
     if not run.verdict.ok:
         console.print(f"[red]The independent check found {len(run.verdict.violations)} violation(s):[/]")
         for line in run.verdict.violations[:10]:
@@ -205,11 +195,7 @@ def _spend(run: Run, console: Console) -> None:
         by[(line.cloud.value, line.option.value)] += line.gpu_hours
     if not by:
         return
-    table = Table(title="GPU-hours by cloud and option", title_justify="left")
     options = sorted({o for _, o in by})
-    table.add_column("cloud")
-    for option in options:
-        table.add_column(option, justify="right")
-    for cloud in sorted({c for c, _ in by}):
-        table.add_row(cloud, *[f"{by.get((cloud, o), 0.0):,.0f}" for o in options])
-    console.print(table)
+    rows = [(cloud, *(f"{by.get((cloud, o), 0.0):,.0f}" for o in options)) for cloud in sorted({c for c, _ in by})]
+    print_table(console, "GPU-hours by cloud and option", names("cloud", *(f"{o}#" for o in options)), rows,
+                title_justify="left")

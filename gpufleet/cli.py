@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -11,6 +10,7 @@ import typer
 from rich.console import Console
 
 from capacity.cli import app as capacity_app
+from capacity.terminal import Format
 from gpufleet.checks.cli import check_previews, policy_app, verdicts_document
 from gpufleet.deploy import cli as deploy_cli
 from gpufleet.engine.capture import ProgramError
@@ -31,11 +31,6 @@ errors = Console(stderr=True)
 @app.callback()
 def main() -> None:
     """Multi-cloud GPU training fleets on Pulumi: previews, policies, diffs and capacity plans."""
-
-
-class Format(StrEnum):
-    TEXT = "text"
-    JSON = "json"
 
 
 @app.command()

@@ -7,37 +7,31 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
 from capacity.apply.edits import Proposal
+from capacity.terminal import Column, names, print_table
 
 
 def _show(value: Any) -> str:
     return "-" if value is None else str(value)
 
 
+EDIT_COLUMNS = (*names("path", "stack", "now", "proposed"), Column("why", prose=True))
+
+
 def render(p: Proposal, console: Console, allow_shrink: bool) -> None:
     edits = p.net_edits()
-    table = Table(title=f"Stack edits for {p.month}: {len(edits)}", title_justify="left")
-    for col in ("stack", "path", "now", "proposed", "why"):
-        table.add_column(col, overflow="fold")
-    for e in edits:
-        table.add_row(e.stack, e.path, _show(e.before), _show(e.after), e.why)
-    console.print(table)
+    print_table(console, f"Stack edits for {p.month}: {len(edits)}", EDIT_COLUMNS,
+                [(e.path, e.stack, _show(e.before), _show(e.after), e.why) for e in edits], title_justify="left")
     if p.held:
-        held = Table(title=f"Held back ({len(p.held)}): rerun with --allow-shrink to apply", title_justify="left")
-        for col in ("stack", "path", "now", "would be", "why"):
-            held.add_column(col, overflow="fold")
-        for e in p.held:
-            held.add_row(e.stack, e.path, _show(e.before), _show(e.after), e.why)
-        console.print(held)
+        print_table(console, f"Held back ({len(p.held)}): rerun with --allow-shrink to apply",
+                    [*EDIT_COLUMNS[:3], Column("would be"), EDIT_COLUMNS[4]],
+                    [(e.path, e.stack, _show(e.before), _show(e.after), e.why) for e in p.held], title_justify="left")
     if p.purchases:
-        buy = Table(title="Commitments and capacity the plan buys", title_justify="left")
-        for col in ("cloud", "region", "machine type", "nodes", "what", "pool"):
-            buy.add_column(col, overflow="fold")
-        for b in p.purchases:
-            buy.add_row(b.cloud, b.region, b.machine_type, str(b.nodes), b.what, b.pool)
-        console.print(buy)
+        print_table(console, "Commitments and capacity the plan buys",
+                    [*names("machine type", "cloud", "region", "nodes#", "pool"), Column("what", prose=True)],
+                    [(b.machine_type, b.cloud, b.region, str(b.nodes), b.pool, b.what) for b in p.purchases],
+                    title_justify="left")
     for note in p.notes:
         console.print(f"note: {note}", style="yellow", highlight=False, markup=False)
 

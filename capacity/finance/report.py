@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
 from capacity.finance import charts, html, markdown, xlsx
 from capacity.finance.budget import BudgetRow
@@ -18,6 +17,7 @@ from capacity.finance.model import Report, build
 from capacity.forecast import Forecast
 from capacity.planner import Run
 from capacity.schema import HistoryRow
+from capacity.terminal import Column, print_table
 
 FILES = ("report.html", "report.xlsx", "report.md")
 STYLE = {Position.OVER: "red", Position.WITHIN: "green", Position.UNKNOWN: "yellow"}
@@ -39,19 +39,16 @@ def write(run: Run, summary: dict[str, Any], out: Path, budget: Sequence[BudgetR
 def render(report: Report, console: Console) -> None:
     """The headline finance reads first, and every quota request past its file-by day."""
     h = report.headline
-    table = Table(title="Finance report headline", show_header=False, title_justify="left")
-    table.add_column()
-    table.add_column(justify="right")
-    table.add_row("plan spend", html._usd(h.total_usd))
+    rows = [("plan spend", html._usd(h.total_usd))]
     if h.granted_total_usd is not None:
-        table.add_row("spend if the quota requests are granted",
-                      f"{html._usd(h.granted_total_usd)} ({html._num(h.granted_unmet_gpu_hours)} GPU-h unmet)")
-    table.add_row("unmet demand at the penalty rate",
-                  f"{html._usd(h.unmet_value_usd)} ({html._num(h.unmet_gpu_hours)} GPU-h; not spend)")
+        rows.append(("spend if the quota requests are granted",
+                     f"{html._usd(h.granted_total_usd)} ({html._num(h.granted_unmet_gpu_hours)} GPU-h unmet)"))
+    rows.append(("unmet demand at the penalty rate",
+                 f"{html._usd(h.unmet_value_usd)} ({html._num(h.unmet_gpu_hours)} GPU-h; not spend)"))
     if h.position is not None:
-        table.add_row("budget position (plan that serves all demand)",
-                      f"[{STYLE[h.position]}]{h.position.value}[/]")
-    console.print(table)
+        rows.append(("budget position (plan that serves all demand)", f"[{STYLE[h.position]}]{h.position.value}[/]"))
+    print_table(console, "Finance report headline", (Column(""), Column("", prose=True)), rows, show_header=False,
+                title_justify="left")
     if h.position is not None:
         console.print(h.position_text(), style=STYLE[h.position], highlight=False, markup=False)
     for q in report.requests:

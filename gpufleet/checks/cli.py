@@ -10,8 +10,8 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
+from capacity.terminal import Column, Format, FormatOpt, print_table
 from components.errors import SpecError
 from gpufleet.checks.analyzer import (
     Level,
@@ -47,8 +47,7 @@ def _config_text(schema: dict[str, Any]) -> str:
 
 
 @policy_app.command("list")
-def list_policies(as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False
-                  ) -> None:
+def list_policies(fmt: FormatOpt = Format.TEXT) -> None:
     """The pack's policies as it serves them (GetAnalyzerInfo): theme, kind, level, config defaults, why."""
     try:
         with PolicyPack() as pack:
@@ -56,17 +55,15 @@ def list_policies(as_json: Annotated[bool, typer.Option("--json", help="Print JS
     except PolicyPackError as err:
         errors.print(f"[red]{err}[/]")
         raise typer.Exit(2) from None
-    if as_json:
+    if fmt is Format.JSON:
         typer.echo(json.dumps([{"name": p.name, "theme": _theme(p.name), "kind": p.kind, "level": str(p.level),
                                 "config": p.config_schema, "description": p.description} for p in policies], indent=2))
         return
-    table = Table(title=f"gpufleet policy pack: {len(policies)} policies", show_lines=True)
-    for column in ("policy", "theme", "kind", "level", "config (defaults)", "why"):
-        table.add_column(column, overflow="fold")
-    for p in policies:
-        table.add_row(p.name, _theme(p.name), p.kind, f"[{_STYLE[p.level]}]{p.level}[/]",
-                      _config_text(p.config_schema), p.description)
-    console.print(table)
+    columns = [Column("policy"), Column("theme"), Column("kind"), Column("level"),
+               Column("config (defaults)", prose=True), Column("why", prose=True)]
+    rows = [(p.name, _theme(p.name), p.kind, f"[{_STYLE[p.level]}]{p.level}[/]", _config_text(p.config_schema),
+             p.description) for p in policies]
+    print_table(console, f"gpufleet policy pack: {len(policies)} policies", columns, rows, show_lines=True)
 
 
 @policy_app.command("config")
@@ -95,8 +92,7 @@ def check(
     all_stacks: Annotated[bool, typer.Option("--all", help="Check every stack.")] = False,
     config: ConfigOpt = None,
     stacks_dir: StacksDirOpt = STACKS_DIR,
-    as_json: Annotated[bool, typer.Option("--json", help="Print [{stack, verdicts}] as JSON instead of tables.")
-                       ] = False,
+    fmt: FormatOpt = Format.TEXT,
 ) -> None:
     """Run the pack over each stack's offline-preview graph; exit 3 on a mandatory violation."""
     known = known_stacks(stacks_dir)
@@ -105,8 +101,8 @@ def check(
         errors.print("Name a stack with --stack NAME, or use --all. Stacks: " + ", ".join(known))
         raise typer.Exit(2)
     check_names(names, known, stacks_dir)
-    found = check_previews([_valid(n, stacks_dir) for n in names], None if as_json else console, config)
-    if as_json:
+    found = check_previews([_valid(n, stacks_dir) for n in names], None if fmt is Format.JSON else console, config)
+    if fmt is Format.JSON:  # [{stack, verdicts}]
         typer.echo(json.dumps([{"stack": s, "verdicts": verdicts_document(v)} for s, v in found.items()], indent=2))
     if any(v.mandatory for vs in found.values() for v in vs):
         raise typer.Exit(3)
@@ -154,17 +150,11 @@ def print_verdicts(out: Console, stack: str, verdicts: Sequence[Verdict]) -> Non
         out.print(f"[green]stack {stack}: policy pack gpufleet found no violations[/]")
         return
     counts = {level: sum(v.level is level for v in verdicts) for level in (Level.MANDATORY, Level.ADVISORY)}
-    table = Table(title=f"stack {stack}: policy verdicts ({counts[Level.MANDATORY]} mandatory, "
-                        f"{counts[Level.ADVISORY]} advisory)", show_lines=True)
-    for column in ("resource", "policy", "level", "violation"):
-        table.add_column(column, overflow="fold")
     order = sorted(verdicts, key=lambda v: (v.resource is None, v.resource or ""))
-    previous = object()
-    for v in order:
-        resource = "" if v.resource == previous else (v.resource or "(stack)")
-        previous = v.resource
-        table.add_row(resource, v.policy, f"[{_STYLE[v.level]}]{v.level}[/]", v.message)
-    out.print(table)
+    rows = [(v.resource or "(stack)", v.policy, f"[{_STYLE[v.level]}]{v.level}[/]", v.message) for v in order]
+    columns = [Column("resource"), Column("policy"), Column("level"), Column("violation", prose=True)]
+    print_table(out, f"stack {stack}: policy verdicts ({counts[Level.MANDATORY]} mandatory, "
+                f"{counts[Level.ADVISORY]} advisory)", columns, rows, show_lines=True)
 
 
 def verdicts_document(verdicts: Sequence[Verdict]) -> list[dict[str, Any]]:

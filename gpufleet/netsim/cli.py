@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import json
 from contextlib import nullcontext
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
+from capacity.terminal import Column, Format, print_table
 from components.errors import SpecError
 from gpufleet.netsim import sweep as sweeps
+from gpufleet.netsim.model import NCCL_MAX_STREAMS, NCCL_STREAMS
 from gpufleet.netsim.model import estimate as predict
 from gpufleet.netsim.profiles import FoundProfile, ProfileError, find_profile, parse_bytes, parse_sweep
 from stacks.config import STACKS_DIR
@@ -23,11 +23,6 @@ netsim_app = typer.Typer(help="Rehearse training over WAN-like links: predict (e
 console = Console()
 errors = Console(stderr=True)
 ESTIMATE_SCHEMA = "gpufleet.netsim.estimate/v1"
-
-
-class Format(StrEnum):
-    TEXT = "text"
-    JSON = "json"
 
 
 Profile = Annotated[str, typer.Option("--profile", "-p", help="A network profile name from a stack's fleet.")]
@@ -67,12 +62,17 @@ def estimate(
     sweep: Annotated[str | None, typer.Option(help="Vary one field, like latency_ms=0,10,50,100: writes sweep.csv, "
                                               "sweep.json and sweep.png to --out.")] = None,
     out: Annotated[Path, typer.Option("--out", "-o", help="Directory for the sweep's files.")] = Path("netsim-sweep"),
+    streams: Annotated[int | None, typer.Option(min=1, max=NCCL_MAX_STREAMS, help="TCP streams per connection "
+                                                "for the multi-stream figures (default: what NCCL's socket "
+                                                "transport opens on the stack's cloud: AWS 16, GCP 4, else 1).")]
+    = None,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="text or json (gpufleet.netsim.estimate/v1).")]
     = Format.TEXT,
     stack: Stack = None,
     stacks_dir: StacksDir = STACKS_DIR,
 ) -> None:
-    """Predict a ring all-reduce, a checkpoint transfer and the TCP goodput bound under the profile's link.
+    """Predict a ring all-reduce, a checkpoint transfer and the TCP goodput bound under the profile's link, over
+    one TCP flow and over the streams NCCL's socket transport opens per connection.
 
     Exits 1 when the fleet description is invalid, 2 on a bad option value.
     """
@@ -91,16 +91,25 @@ def estimate(
             typer.echo(json.dumps({"schema": sweeps.SCHEMA, "profile": profile, "swept": field, "rows": rows},
                                   indent=2))
         else:
-            console.print(_table(rows, field, f"{profile} ({found.stack}/{found.cluster}): model sweep"))
+            _table(rows, field, f"{profile} ({found.stack}/{found.cluster}): model sweep")
             console.print("wrote " + ", ".join(str(p) for p in paths))
         return
-    result = predict(found.link, workers, allreduce_bytes, checkpoint_bytes)
+    result = predict(found.link, workers, allreduce_bytes, checkpoint_bytes,
+                     streams or NCCL_STREAMS.get(found.cloud, 1))
     if fmt is Format.JSON:
         typer.echo(json.dumps({"schema": ESTIMATE_SCHEMA, "profile": profile, "stack": found.stack,
                                "cluster": found.cluster, "link": found.link.__dict__, **result.as_dict()}, indent=2))
         return
     row = {**found.link.__dict__, **result.as_dict()}
-    console.print(_table([row], None, f"{profile} ({found.stack}/{found.cluster}): model"))
+    _table([row], None, f"{profile} ({found.stack}/{found.cluster}): model")
+    if result.mathis_bound_mbps is not None:
+        console.print(f"One TCP flow under {found.link.loss_pct:g}% loss at {found.link.rtt_s * 1000:g} ms RTT carries "
+                      f"at most {_fmt(result.mathis_bound_mbps)} Mbit/s (Mathis): all-reduce "
+                      f"{_fmt(result.allreduce_s)} s. NCCL's socket transport spreads each connection over "
+                      f"{result.streams} stream(s) here (--streams, at most {NCCL_MAX_STREAMS}), each losing "
+                      f"packets alone: {_fmt(result.multi_stream_goodput_mbps)} Mbit/s, all-reduce "
+                      f"{_fmt(result.multi_stream_allreduce_s)} s. Both are bounds (docs/netsim.md).",
+                      highlight=False)
 
 
 def _fmt(value: object) -> str:
@@ -111,16 +120,12 @@ def _fmt(value: object) -> str:
     return str(value)
 
 
-def _table(rows: list[dict], field: str | None, title: str) -> Table:
+def _table(rows: list[dict], field: str | None, title: str) -> None:
     columns = [c for c in sweeps.COLUMNS if c in rows[0]]
     if field:
         columns = [field, *(c for c in columns if c != field)]
-    table = Table(title=title)
-    for c in columns:
-        table.add_column(c, justify="right")
-    for row in rows:
-        table.add_row(*(_fmt(row[c]) for c in columns))
-    return table
+    print_table(console, title, [Column(c, justify="right") for c in columns],
+                [[_fmt(row[c]) for c in columns] for row in rows])
 
 
 @netsim_app.command()
@@ -161,14 +166,13 @@ def measure(
     if quiet:
         typer.echo(json.dumps(result.document(), indent=2))
         return
-    table = Table(title=f"{profile} ({found.stack}/{found.cluster}): {workers} workers, measured vs model")
-    for col in ("", "measured", "model (applied parts)", "model (whole profile)"):
-        table.add_column(col, justify="right")
     m, full = result.model, result.model_profile
-    table.add_row("ring all-reduce s", _fmt(result.allreduce_s), _fmt(m.allreduce_s), _fmt(full.allreduce_s))
-    table.add_row("checkpoint transfer s", _fmt(result.checkpoint_s), _fmt(m.checkpoint_s), _fmt(full.checkpoint_s))
-    table.add_row("goodput Mbit/s", _fmt(result.goodput_mbps), _fmt(m.goodput_mbps), _fmt(full.goodput_mbps))
-    console.print(table)
+    print_table(console, f"{profile} ({found.stack}/{found.cluster}): {workers} workers, measured vs model",
+                [Column(c, justify="right")
+                 for c in ("", "measured", "model (applied parts)", "model (whole profile)")],
+                [("ring all-reduce s", _fmt(result.allreduce_s), _fmt(m.allreduce_s), _fmt(full.allreduce_s)),
+                 ("checkpoint transfer s", _fmt(result.checkpoint_s), _fmt(m.checkpoint_s), _fmt(full.checkpoint_s)),
+                 ("goodput Mbit/s", _fmt(result.goodput_mbps), _fmt(m.goodput_mbps), _fmt(full.goodput_mbps))])
     for key, how in result.applied.items():
         console.print(f"[green]applied[/] {key}: {how}")
     for key, why in result.not_applied.items():

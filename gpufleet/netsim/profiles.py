@@ -25,6 +25,7 @@ class FoundProfile:
     stack: str
     cluster: str
     spec: NetworkProfileSpec
+    cloud: str = ""  # the stack's cloud: how many TCP streams NCCL's socket transport opens there
 
     @property
     def link(self) -> Link:
@@ -41,11 +42,12 @@ def find_profile(name: str, stacks_dir: Path, stack: str | None = None) -> Found
     found: list[FoundProfile] = []
     known: set[str] = set()
     for s in [stack] if stack else names:
-        for cluster in load_stack_file(stack_file(s, stacks_dir)).clusters:
+        fleet = load_stack_file(stack_file(s, stacks_dir))
+        for cluster in fleet.clusters:
             for profile in cluster.spec.network_profiles:
                 known.add(profile.name)
                 if profile.name == name:
-                    found.append(FoundProfile(s, cluster.name, profile))
+                    found.append(FoundProfile(s, cluster.name, profile, fleet.cloud.value))
     if len(found) == 1:
         return found[0]
     if found:

@@ -13,7 +13,7 @@ from gpufleet.netsim.profiles import ProfileError, with_value
 SCHEMA = "gpufleet.netsim.sweep/v1"
 COLUMNS = ("workers", "bandwidth_mbps", "latency_ms", "jitter_ms", "loss_pct", "allreduce_bytes",
            "checkpoint_bytes", "mathis_bound_mbps", "goodput_mbps", "allreduce_s", "allreduce_worst_s",
-           "checkpoint_s")
+           "checkpoint_s", "streams", "multi_stream_goodput_mbps", "multi_stream_allreduce_s")
 
 
 def sweep(link: Link, field: str, points: list[float], workers: int, allreduce_bytes: float,

@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
 from capacity import staleness
 from capacity.prices import coverage
+from capacity.terminal import Column, print_table
 from gpufleet.review import cost, gate
 from gpufleet.review.diff import StackDiff
 from gpufleet.review.risk import Risk, risks
@@ -160,6 +160,10 @@ def headline(reports: Sequence[StackReport]) -> str:
     return cost_headline(reports)
 
 
+_COLOUR = {"replace": "red", "delete": "red", "create": "green"}
+CHANGE_COLUMNS = (Column("resource"), Column("action"), Column("changed inputs", prose=True))
+
+
 def print_report(console: Console, reports: Sequence[StackReport]) -> None:
     for r in failed(reports):
         console.print(f"[bold red]✗ stack {r.stack} could not be previewed: no resource diff[/]")
@@ -176,13 +180,12 @@ def print_report(console: Console, reports: Sequence[StackReport]) -> None:
     for k in sorted((k for r in reports for k in r.risks), key=Risk.sort_key):
         console.print(f"[bold red]⚠ {k.headline}[/] — {k.cause}\n  {k.impact}")
     for r in (r for r in reports if not r.diff.failed):
-        table = Table(title=f"stack {r.stack} ({r.diff.source})", show_edge=False)
-        for col in ("action", "resource", "changed inputs"):
-            table.add_column(col)
-        for c in r.diff.changes:
-            colour = {"replace": "red", "delete": "red", "create": "green"}.get(c.op.value, "yellow")
-            table.add_row(f"[{colour}]{c.label}[/]", c.key, ", ".join(p.path for p in c.paths)[:120])
-        console.print(table if r.diff.changes else f"stack {r.stack}: no changes")
+        rows = [(c.key, f"[{_COLOUR.get(c.op.value, 'yellow')}]{c.label}[/]", ", ".join(p.path for p in c.paths))
+                for c in r.diff.changes]
+        if rows:
+            print_table(console, f"stack {r.stack} ({r.diff.source})", CHANGE_COLUMNS, rows, show_edge=False)
+        else:
+            console.print(f"stack {r.stack}: no changes")
         console.print(f"  cost {cost.money(r.before)} -> {cost.money(r.after)} per month "
                       f"({cost.money_delta(r.before, r.after)})")
         for v in r.new_verdicts:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
+import pytest
+from rich.console import Console
 from typer.testing import CliRunner
 
 from capacity import check, inputs
@@ -71,7 +74,7 @@ def test_plan_writes_every_file_a_stable_summary_and_a_checkable_plan(tmp_path: 
 
 def test_plan_json_prints_only_the_summary(tmp_path: Path) -> None:
     result = runner.invoke(app, ["plan", "--demand", str(demand_file(tmp_path)), "--out", str(tmp_path / "o"),
-                                 "--json"])
+                                 "--format", "json"])
     assert result.exit_code == 0
     assert json.loads(result.stdout)["schema_version"] == 1
 
@@ -116,6 +119,18 @@ def test_reconcile_against_the_example_stacks(tmp_path: Path) -> None:
     text = (out / "reconcile.csv").read_text()
     assert text.startswith("month,cloud,region,gpu,planned_gpus")
     assert "capacity_block:cr-0a1b2c3d4e5f60718" in text
+    # at 80 columns (a CI log) months and amounts stay whole: the table becomes a list when it must
+    import capacity.cli
+
+    narrow = Console(width=80, record=True, file=io.StringIO())
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(capacity.cli, "console", narrow)
+        assert runner.invoke(app, ["reconcile", "--plan", str(out), "--stacks", "stacks/Pulumi.aws-train.yaml"]
+                             ).exit_code == 0
+    shown = narrow.export_text()
+    assert "…" not in shown and max(map(len, shown.splitlines())) <= 80
+    months = {line.split(",")[0] for line in text.splitlines()[1:]}
+    assert any(m in shown for m in months)
     bad = tmp_path / "Pulumi.bad.yaml"
     bad.write_text("config:\n  gpufleet:fleet:\n    cloud: aws\n")
     result = runner.invoke(app, ["reconcile", "--plan", str(out), "--stacks", str(bad)])

@@ -33,7 +33,7 @@ def previews(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_preview_policy_check_and_diff_give_the_same_verdicts(previews: Path) -> None:
     docs = {d["stack"]: d for d in json.loads(previews.read_text())}
     assert sorted(docs) == stack_names(STACKS_DIR) and len(docs) >= 4
-    checked = CliRunner().invoke(app, ["policy", "check", "--all", "--json", "--stacks-dir", str(STACKS_DIR)])
+    checked = CliRunner().invoke(app, ["policy", "check", "--all", "--format", "json", "--stacks-dir", str(STACKS_DIR)])
     assert checked.exit_code in (0, 3), checked.output
     by_check = {d["stack"]: _key(d["verdicts"]) for d in json.loads(checked.stdout)}
     # base == head: no change, but the head graph is still judged, exactly as on a pull request; priced from the

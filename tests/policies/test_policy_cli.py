@@ -39,7 +39,7 @@ def test_the_pack_serves_at_least_25_named_described_policies_in_four_themes(pac
 
 
 def test_policy_list_prints_levels_and_config() -> None:
-    result = CliRunner().invoke(app, ["policy", "list", "--json"])
+    result = CliRunner().invoke(app, ["policy", "list", "--format", "json"])
     assert result.exit_code == 0, result.output
     listed = {p["name"]: p for p in json.loads(result.output)}
     assert listed["stack-monthly-budget"]["level"] == "mandatory"

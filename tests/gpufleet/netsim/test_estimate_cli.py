@@ -32,6 +32,11 @@ def test_estimate_json_by_hand() -> None:
     assert doc["goodput_mbps"] == pytest.approx(2.8040399, rel=1e-6)
     assert doc["allreduce_s"] == pytest.approx(428.43397, rel=1e-6)
     assert doc["checkpoint_s"] == pytest.approx(285.46265, rel=1e-6)
+    # aws-train is on AWS: NCCL's socket transport opens 2 threads x 8 sockets there (net_socket.cc, v2.23.4-1)
+    assert doc["streams"] == 16 and doc["multi_stream_allreduce_s"] == pytest.approx(27.227123, rel=1e-6)
+    code, out = run("--profile", "intercontinental", "--workers", "4", "--bytes", "100MB", "--streams", "1",
+                    "--format", "json")
+    assert json.loads(out)["multi_stream_allreduce_s"] == pytest.approx(428.43397, rel=1e-6)
     assert doc["link"] == {"bandwidth_mbps": 1000.0, "latency_ms": 80.0, "jitter_ms": 5.0, "loss_pct": 0.1}
 
 

@@ -45,6 +45,19 @@ def test_goodput_is_the_lower_of_rate_and_loss_bound() -> None:
     assert math.isinf(goodput_bps(Link()))
 
 
+def test_streams_multiply_the_loss_bound_up_to_the_link_rate() -> None:
+    # RTT 0.16 s, 0.1 % loss: one flow 2,804,039.9 b/s (worked in test_estimate_cli.py); 16 flows 44,864,639 b/s
+    lossy = Link(bandwidth_mbps=1000, latency_ms=80, loss_pct=0.1)
+    assert goodput_bps(lossy, streams=16) == pytest.approx(44_864_639.1, rel=1e-8)
+    # a 10 Mbit/s rate is below 16 bounds but above one: the rate caps the streams, the bound caps one flow
+    slow = Link(bandwidth_mbps=10, latency_ms=80, loss_pct=0.1)
+    assert goodput_bps(slow, streams=16) == 10e6 and goodput_bps(slow) == pytest.approx(2_804_039.9, rel=1e-7)
+    # 4 workers, 100 MB: 6 x 0.08 + 1.5 x 8e8 / 44,864,639 = 27.2271 s; the single-flow figure is unchanged
+    e = estimate(lossy, workers=4, allreduce_bytes=1e8, checkpoint_bytes=1e8, streams=16)
+    assert e.multi_stream_allreduce_s == pytest.approx(27.227123, rel=1e-6)
+    assert e.allreduce_s == pytest.approx(428.43397, rel=1e-6) and e.streams == 16
+
+
 def test_checkpoint_transfer_is_one_rtt_plus_the_bytes_at_goodput() -> None:
     # RTT 2*25 ms = 0.05 s; 1e9 B * 8 / 1e9 b/s = 8 s
     assert transfer_s(1e9, 0.05, 1e9) == pytest.approx(8.05)
