@@ -3,6 +3,7 @@ where credentials exist) the clouds hold. Exit codes: 0 done; 2 bad input."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -52,13 +53,16 @@ def ledger(
                                                      "snapshot")] = None,
     live: Annotated[bool, typer.Option(help="read each cloud's live state with the credentials at hand (AWS EC2, "
                                             "GCP Compute, Azure Compute)")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help='print {"entries": [...]} (docs/ledger.md)')] = False,
+    warn_days: Annotated[int, typer.Option(min=0, help="flag capacity a pool references that ends within this "
+                                                      "many days")] = 30,
+    as_json: Annotated[bool, typer.Option("--json", help='print {"entries": [...], "flags": [...]} '
+                                                         "(docs/ledger.md)")] = False,
 ) -> None:
     """Every GPU capacity commitment of the fleet: capacity blocks, capacity reservations, reservations, committed
     use discounts and the plan's purchases, with who references them and (--live) their state."""
     from capacity import inputs
     from capacity.csvio import load_rows
-    from capacity.ledger import merge
+    from capacity.ledger import checks, merge
     from capacity.ledger import stacks as offline
     from capacity.reconcile import Prices
     from capacity.schema import CommitmentLine
@@ -77,8 +81,10 @@ def ledger(
     for warning in warnings:
         errors.print(f"warning: {warning}", style="yellow", highlight=False, markup=False)
     entries = merge.merge(offline.from_stacks(fleets, prices) + planned, found)
+    flags = checks.check(entries, dt.datetime.now(dt.UTC), warn_days)
     if as_json:
-        print(json.dumps({"entries": [e.model_dump(mode="json") for e in entries]}, indent=1))
+        print(json.dumps({"entries": [e.model_dump(mode="json") for e in entries],
+                          "flags": [f.model_dump(mode="json") for f in flags]}, indent=1))
         return
     table = Table(title=f"Capacity ledger: {len(entries)} commitment(s)", title_justify="left")
     for col in ("cloud", "kind", "id", "zone", "machine type", "GPUs", "end", "$/hour", "referenced by", "state"):
@@ -90,3 +96,6 @@ def ledger(
                       ", ".join(f"{r.stack}/{r.cluster}/{r.pool}" for r in e.references) or "nothing",
                       e.state or "unknown (offline)")
     console.print(table)
+    for f in flags:
+        errors.print(f"{f.rule}: {f.message}", style="red" if f.rule == "expired" else "yellow", highlight=False,
+                     markup=False)
