@@ -1,6 +1,7 @@
 """Any valid fleet is a good fleet: generated fleets on every cloud preview, pass every mandatory policy of the
 pack (over the analyzer gRPC protocol), conform to the installed provider SDKs' input types
-(gpufleet/checks/conformance.py), and wire GPUs, interconnect and Kueue quotas as the catalogue says.
+(gpufleet/checks/conformance.py), run every GPU-node agent on every GPU pool (gpufleet/checks/agents.py), and
+wire GPUs, interconnect and Kueue quotas as the catalogue says.
 
 `make test` runs a few generated fleets per cloud plus one fleet per cloud holding every catalogue machine type;
 `GPUFLEET_INVARIANTS=long` (``make bench``) runs many more.
@@ -16,6 +17,7 @@ from hypothesis import given, settings
 from components.catalog import Cloud
 from components.errors import SpecError
 from components.validate import resolve
+from gpufleet.checks.agents import fleet_problems
 from gpufleet.checks.analyzer import PolicyPack
 from gpufleet.checks.conformance import check_graph
 from tests.invariants import checks
@@ -29,7 +31,9 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def assert_good(raw: dict[str, Any], pack: PolicyPack) -> None:
     graph, mandatory = checks.preview(raw, pack)
     conformance = [f"conformance: {f}" for f in check_graph(graph).findings]  # inputs the provider SDK accepts
-    problems = mandatory + conformance + list(checks.catalogue_agreement(raw, graph))
+    # every GPU-node agent is scheduled on every GPU pool (gpufleet/checks/agents.py, kube-scheduler's predicates)
+    scheduling = [f"scheduling: {p}" for p in fleet_problems(graph, resolve(raw).clusters)]
+    problems = mandatory + conformance + scheduling + list(checks.catalogue_agreement(raw, graph))
     assert not problems, "\n".join(problems)
 
 
