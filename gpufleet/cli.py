@@ -15,7 +15,7 @@ from gpufleet.checks.cli import check_previews, policy_app, verdicts_document
 from gpufleet.deploy import cli as deploy_cli
 from gpufleet.engine.capture import ProgramError
 from gpufleet.engine.parallel import preview_many
-from gpufleet.engine.render import print_preview
+from gpufleet.engine.render import print_notes, print_preview
 from gpufleet.jobs.cli import jobs_app
 from gpufleet.netsim.cli import netsim_app
 from gpufleet.review import cli as review_cli
@@ -69,6 +69,7 @@ def preview(
     valid = [p for p in previews if p.ok]
     found = check_previews(valid, console if fmt is Format.TEXT else errors, policy_config) if policies else {}
     if fmt is Format.JSON:
+        print_notes(errors, documents)
         for doc in documents:
             if doc["stack"] in found:
                 doc["policy"] = {"verdicts": verdicts_document(found[doc["stack"]])}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import runpy
 import threading
 from dataclasses import dataclass, field
@@ -56,6 +57,7 @@ class Graph:
     project: str
     stack: str
     resources: list[Resource] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # what the program logged at warning or above (pulumi.log)
 
     def by_key(self) -> dict[str, Resource]:
         return {r.key: r for r in self.resources}
@@ -98,6 +100,25 @@ def plain(value: Any) -> Any:
     if isinstance(value, float) and value.is_integer():
         return int(value)  # protobuf Struct carries every number as a double
     return value
+
+
+class _Collect(logging.Handler):
+    """The program's pulumi.log messages, kept for the caller to show once, by stack (the mock engine would
+    otherwise hand them to Python's last-resort handler: bare lines on stderr, from every stack alike)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def _program_logger() -> tuple[logging.Logger, _Collect]:
+    logger = logging.Logger("gpufleet.program")  # not registered: one per run, dropped with it
+    collect = _Collect()
+    logger.addHandler(collect)
+    return logger, collect
 
 
 class RecordingMonitor(pulumi_mocks.MockMonitor):
@@ -148,7 +169,8 @@ def run_program(stack: str, config: dict[str, Any], program: Path = PROGRAM) -> 
     # closed loop, and the next preview in this process re-raised their errors or waited on them forever
     settings.SETTINGS.outputs = set()
     set_all_config({k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()}, [])
-    pulumi_mocks.set_mocks(mocks, project=PROJECT, stack=stack, preview=True, monitor=monitor)
+    logger, collect = _program_logger()
+    pulumi_mocks.set_mocks(mocks, project=PROJECT, stack=stack, preview=True, monitor=monitor, logger=logger)
     try:
         _sync_await(run_pulumi_func(lambda: runpy.run_path(str(program), run_name="__main__")))
     except Exception as err:
@@ -164,4 +186,4 @@ def run_program(stack: str, config: dict[str, Any], program: Path = PROGRAM) -> 
         loop.run_until_complete(loop.shutdown_default_executor())
         loop.close()
         asyncio.set_event_loop(previous)
-    return Graph(project=PROJECT, stack=stack, resources=_tree_order(monitor.recorded))
+    return Graph(project=PROJECT, stack=stack, resources=_tree_order(monitor.recorded), warnings=collect.messages)

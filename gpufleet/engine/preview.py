@@ -40,8 +40,10 @@ class Preview:
         return dict(sorted(total.items()))
 
     def notes(self) -> list[str]:
-        """What validation decided for the user (a GPU family resolved to its default product), one line each."""
-        return [n.render(self.source) for n in self.fleet.notes] if self.fleet else []
+        """What validation decided for the user (a GPU family resolved to its default product) and what the program
+        warned of (a subscription feature to register), one line each, each once."""
+        found = [n.render(self.source) for n in self.fleet.notes] if self.fleet else []
+        return list(dict.fromkeys([*found, *(self.graph.warnings if self.graph else [])]))
 
     def deploy(self) -> dict[str, dict[str, Any]]:
         """Per cluster: the path its `pulumi up` takes to the API server (components/deploy_path.py) and the

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from typing import Any
+
 from rich.console import Console, Group
 from rich.markup import escape
 from rich.panel import Panel
@@ -52,6 +55,16 @@ def deploy_panel(preview: Preview) -> Panel:
         lines.append(f"  paging: {', '.join(path['receivers'])}" if path["receivers"] else
                      "  paging: [yellow]no receiver: critical alerts page nobody[/] (addons.alerting.receivers)")
     return Panel("\n".join(lines), title=f"stack {preview.stack}: deploy paths", border_style="blue")
+
+
+def print_notes(console: Console, documents: Iterable[Mapping[str, Any]]) -> None:
+    """Each preview document's notes, once each, prefixed by its stack (example stacks share cluster names)."""
+    seen: set[tuple[str, str]] = set()
+    for doc in documents:
+        for note in doc.get("notes") or []:
+            if (doc["stack"], note) not in seen:
+                seen.add((doc["stack"], note))
+                console.print(f"[dim]stack {doc['stack']}:[/] {note}", highlight=False, soft_wrap=True)
 
 
 def print_preview(console: Console, preview: Preview, *, tree: bool = True) -> None:

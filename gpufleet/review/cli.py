@@ -13,6 +13,7 @@ from rich.console import Console
 
 from capacity.prices.table import Prices
 from gpufleet.engine.capture import Graph
+from gpufleet.engine.render import print_notes
 from gpufleet.review import comment, gate, report
 from gpufleet.review.diff import StackDiff, diff_documents, diff_payloads
 from gpufleet.review.digest import diff_digest
@@ -159,6 +160,7 @@ def pr(
     except (PrError, ValueError) as err:
         errors.print(f"[red]gpufleet pr:[/] {err}")
         raise typer.Exit(2) from None
+    print_notes(errors, (found.head[s] for s in found.stacks))
     diffs = [real.get(s) or diff_documents(found.base[s], found.head[s]) for s in found.stacks]
     diffs += [d for s, d in real.items() if s not in found.stacks]
     _exit(emit(diffs, fmt, offers, policies, policy_config))

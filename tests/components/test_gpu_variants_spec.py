@@ -94,7 +94,8 @@ def test_preview_shows_the_note_in_json_and_on_the_terminal(tmp_path: Path) -> N
     (tmp_path / "Pulumi.fam.yaml").write_text(yaml.safe_dump({"config": {"gpufleet:fleet": fleet}}))
     preview = preview_stack("fam", tmp_path)
     assert preview.ok
-    [note] = preview.document()["notes"]
+    note, *program = preview.document()["notes"]  # validation's notes first, then the program's warnings
+    assert all("capacity-block pool" in w for w in program)  # aws-train's capacity-block pool, if the fleet has one
     assert note.endswith(f"Pulumi.fam.yaml: {NOTE_PATH}: 'A100' is a GPU family; picked its default product "
                          "A100-40GB (p4d.24xlarge, 8 x 40 GB). Write accelerator: A100-40GB to keep it and silence "
                          "this note, or A100-80GB for the other variant.")

@@ -21,7 +21,8 @@ def test_json_document_follows_the_documented_schema() -> None:
     doc = json.loads(result.stdout)
     assert doc["schema"] == "gpufleet.preview/v1" and doc["project"] == "gpufleet" and doc["stack"] == "aws-train"
     assert doc["summary"] == {"resources": len(doc["resources"]), "gpus": {"A100-40GB": 32, "H100": 128}}
-    assert doc["errors"] == [] and doc["notes"] == []
+    # its one note: the program's warning on rolling a capacity-block pool (components/aws/nodegroup.py)
+    assert doc["errors"] == [] and len(doc["notes"]) == 1 and "capacity-block pool h100" in doc["notes"][0]
     keys = {f"{r['type']}::{r['name']}" for r in doc["resources"]}
     for r in doc["resources"]:
         assert set(r) == {"type", "name", "parent", "custom", "inputs", "dependencies", "provider"}
@@ -31,6 +32,19 @@ def test_json_document_follows_the_documented_schema() -> None:
     assert node_group["parent"] == "gpufleet:aws:GpuNodeGroup::train-h100" and node_group["custom"] is True
     assert "aws:ec2/launchTemplate:LaunchTemplate::train-h100-lt" in node_group["dependencies"]
     assert node_group["provider"] == "pulumi:providers:aws::train-aws"  # components/aws/__init__.py: <cluster>-aws
+
+
+def test_program_warnings_are_notes_of_their_stack_printed_once() -> None:
+    # azure-train's program warns that its InfiniBand pool needs a subscription feature (components/azure/
+    # infiniband.py); the line reaches stderr once, prefixed by the stack, and is in that stack's document only
+    result = runner.invoke(app, ["preview", "--all", "--format", "json", "--no-policies"])
+    assert result.exit_code == 0, result.output
+    docs = {d["stack"]: d for d in json.loads(result.stdout)}
+    feature = "AKSInfinibandSupport"
+    assert [n for n in docs["azure-train"]["notes"] if feature in n]
+    assert not [n for s, d in docs.items() if s != "azure-train" for n in d["notes"] if feature in n]
+    lines = [line for line in result.stderr.splitlines() if feature in line]
+    assert len(lines) == 1 and lines[0].startswith("stack azure-train: train: pools h100 need")
 
 
 def test_preview_is_stable_run_to_run() -> None:
