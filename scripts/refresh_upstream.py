@@ -124,7 +124,9 @@ def _manifest(text: str, path: str) -> dict[str, Any]:
         return {"keys": derive_manifests.config_keys(json.loads(text))}
     if path.endswith("metadata/annotations.yaml"):  # an OLM bundle: its package and channels
         return {"annotations": yaml.safe_load(text)["annotations"]}
-    return {"objects": derive_manifests.manifest_kinds(text), "workloads": derive_manifests.workloads_in(text)}
+    out = {"objects": derive_manifests.manifest_kinds(text), "workloads": derive_manifests.workloads_in(text)}
+    env = derive_manifests.mpirun_env(text)
+    return {**out, "mpirun_env": env} if env else out
 
 
 def _cpp(text: str, wants: dict[str, Any]) -> dict[str, Any]:

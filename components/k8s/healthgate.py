@@ -88,6 +88,29 @@ def tcpxo_parts() -> FabricParts:
         prelude=". ${NCCL_LIB_DIR}/nccl-env-profile.sh && ")
 
 
+TCPX_WORKLOAD, TCPX_CONFIG = "tcpx-workload", "tcpx-nccl-config"  # upstream's A3 High test pod and its NCCL script
+TCPX_DAEMON = "tcpx-daemon"
+
+
+def tcpx_parts() -> FabricParts:
+    """GPUDirect-TCPX (A3 High), from upstream's test pod: the tcpx-daemon (RxDM) as a native sidecar with its
+    device annotation, the host's NVIDIA library directory (the installer puts NCCL and the TCPX plugin there) on
+    LD_LIBRARY_PATH, the RxDM's socket directory where the NCCL container mounts it, and the NCCL settings upstream's
+    test script passes every rank (``mpirun -x``: socket interfaces, CPU bindings, flow steering, chunk sizes)."""
+    pod = upstream_workload_pod(TCPX_WORKLOAD)
+    [daemon] = [c for c in pod["containers"] if c["name"] == TCPX_DAEMON]
+    [nccl] = [c for c in pod["containers"] if c["name"] != TCPX_DAEMON]
+    mounts = {n: p for n, p in nccl["mounts"].items() if n in pod["hostPaths"]}  # not the test's script ConfigMap
+    annotation = f"devices.gke.io/container.{TCPX_DAEMON}"
+    env = {**nccl["env"], **upstream.manifest(GPUDIRECT_PIN, TCPX_CONFIG)["mpirun_env"]}
+    return FabricParts(
+        annotations={annotation: pod["annotations"][annotation]},
+        sidecars=[{**container_from_facts(daemon), "restartPolicy": "Always"}],
+        volumes=[{"name": n, **pod["volumes"][n]} for n in {**daemon["mounts"], **mounts}],
+        env=[{"name": k, "value": v} for k, v in env.items()],
+        mounts=[{"name": n, "mountPath": p} for n, p in mounts.items()])
+
+
 RDMA_WORKLOAD = "rdma-workload"  # upstream's gIB test pod for A3 Ultra (gke-gpudirect pin)
 
 
@@ -112,6 +135,8 @@ def upstream_workload_pod(key: str) -> Obj:
 
 
 def fabric_parts(pool: Pool) -> FabricParts:
+    if pool.fabric is Fabric.TCPX:
+        return tcpx_parts()
     if pool.fabric is Fabric.TCPXO:
         return tcpxo_parts()
     return rdma_parts() if pool.fabric is Fabric.RDMA else FabricParts()

@@ -140,3 +140,16 @@ def ray_versions_in(text: str) -> list[str]:
             if "rayVersion" in cluster:
                 found.append(str(cluster["rayVersion"]))
     return list(dict.fromkeys(found))
+
+
+def mpirun_env(text: str) -> dict[str, str]:
+    """The environment a ConfigMap's scripts pass to every rank with ``mpirun -x NAME=VALUE`` (upstream's NCCL test
+    settings for a fabric), values unquoted; variables built from the shell's own (``${...}``) are left out."""
+    out: dict[str, str] = {}
+    for d in yaml.safe_load_all(text):
+        if isinstance(d, dict) and d.get("kind") == "ConfigMap":
+            for script in (d.get("data") or {}).values():
+                for name, value in re.findall(r"-x\s+([A-Z_][A-Z0-9_]*)=(\"[^\"]*\"|\S+)", str(script)):
+                    if "${" not in value:
+                        out[name] = value.strip('"')
+    return out

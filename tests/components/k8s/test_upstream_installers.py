@@ -1,13 +1,15 @@
 """GKE GPUDirect installers and pods match the upstream manifests they claim to be (GoogleCloudPlatform/
 container-engine-accelerators at the pinned commit, digested): init steps, the privileged pre-installation,
 host paths, images; the NRI device injector on TCPXO pools; the tcpxo-daemon (RxDM) sidecar and its device
-annotation in the TCPXO health gate; gIB's host directories, LD_LIBRARY_PATH and set_nccl_env.sh in the RDMA (A3 Ultra,
+annotation in the TCPXO health gate; the tcpx-daemon, plugin path, socket mount and NCCL settings in TCPX (A3 High)
+gates and training pods; gIB's host directories, LD_LIBRARY_PATH and set_nccl_env.sh in the RDMA (A3 Ultra,
 A4) health gate and training pods. Also: the Azure Lustre CSI driver is applied from its maintainers' manifests,
 and add-on tolerations cover every effect a pool taint may have."""
 
 from __future__ import annotations
 
 import itertools
+import json
 from typing import Any
 
 import pytest
@@ -17,6 +19,8 @@ from components.k8s import upstream
 from components.k8s.healthgate import templates
 from components.k8s.training import container, wiring
 from components.k8s.upstream.derive_manifests import workload_facts
+from components.spec import KueueTeam
+from gpufleet.jobs.examples import Target, jobset, rayjob
 from tests.components.k8s.upstream_cases import EFFECTS, TAINTS, rendered
 
 RENDERED = rendered()
@@ -115,6 +119,50 @@ def test_tcpxo_health_gate_carries_the_rxdm_sidecar_and_annotations() -> None:
         assert m["name"] in mounts, m
     assert mounts["aperture-devices"]["hostPath"]["path"] == "/dev/aperture_devices"
     assert template["metadata"]["annotations"]["networking.gke.io/interfaces"].startswith('[{"interfaceName"')
+
+
+def _tcpx_pod_parts(template: dict[str, Any]) -> None:
+    """A pod on an A3 High pool carries upstream's TCPX parts (gpudirect-tcpx/nccl-test-latest.yaml and
+    nccl-config.yaml at the pinned commit): the tcpx-daemon as a native sidecar with its device annotation and mounts,
+    and in the NCCL container the host library directory on LD_LIBRARY_PATH (NCCL and the TCPX plugin, from the
+    installer), the daemon's socket directory where upstream mounts it (/tmp) and the NCCL settings its script sets."""
+    pod = template["spec"]
+    upstream_pod = next(w for w in upstream.manifest(PIN, "tcpx-workload")["workloads"] if w["kind"] == "Pod")
+    [daemon] = [c for c in upstream_pod["containers"] if c["name"] == "tcpx-daemon"]
+    [sidecar] = [c for c in pod["initContainers"] if c["name"] == "tcpx-daemon"]
+    assert sidecar["restartPolicy"] == "Always"
+    assert sidecar["image"] == daemon["image"] and sidecar["command"] == daemon["command"]
+    assert "--uds_path" in sidecar["command"] and "/run/tcpx" in sidecar["command"]
+    key = "devices.gke.io/container.tcpx-daemon"
+    assert template["metadata"]["annotations"][key] == upstream_pod["annotations"][key]
+    main = next(c for c in pod["containers"] if "nvidia.com/gpu" in c.get("resources", {}).get("limits", {}))
+    env = {e["name"]: e["value"] for e in main["env"]}
+    assert env["LD_LIBRARY_PATH"] == "/usr/local/nvidia/lib64"
+    assert env["NCCL_GPUDIRECTTCPX_SOCKET_IFNAME"] == "eth1,eth2,eth3,eth4"  # the 4 GPU NICs of a3-highgpu-8g
+    assert env["NCCL_GPUDIRECTTCPX_CTRL_DEV"] == "eth0"
+    mounts = {m["mountPath"]: m["name"] for m in main["volumeMounts"]}
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    assert volumes[mounts["/tmp"]]["hostPath"]["path"] == "/run/tcpx"  # where the daemon's socket is
+    assert volumes[mounts["/usr/local/nvidia/lib64"]]["hostPath"]["path"] == "/home/kubernetes/bin/nvidia/lib64"
+    for m in main["volumeMounts"] + sidecar["volumeMounts"]:
+        assert m["name"] in volumes, m
+    interfaces = json.loads(template["metadata"]["annotations"]["networking.gke.io/interfaces"])
+    assert len(interfaces) == 1 + 4
+
+
+def test_tcpx_health_gate_carries_the_tcpx_parts() -> None:
+    _, out = RENDERED["gcp-a3-high/train"]
+    [job] = [d for d in templates(out.manifests) if d["kind"] == "Job"]
+    _tcpx_pod_parts(job["spec"]["template"])
+
+
+def test_tcpx_training_jobs_carry_the_tcpx_parts() -> None:
+    cluster, _ = RENDERED["gcp-a3-high/train"]
+    [pool] = cluster.pools
+    target = Target(cluster, pool, KueueTeam(name="research", gpus={pool.machine.gpu: 16}), nodes=2)
+    _tcpx_pod_parts(jobset(target)["spec"]["replicatedJobs"][0]["template"]["spec"]["template"])
+    workers = rayjob(target)["spec"]["rayClusterSpec"]["workerGroupSpecs"][0]["template"]
+    _tcpx_pod_parts(workers)
 
 
 # Upstream's gIB test pod (gpudirect-rdma/nccl-test.yaml at the pinned commit) runs `source <this>` before NCCL, and
