@@ -51,6 +51,13 @@ class Preview:
         return {c.name: {**deploy_path(c.cloud, c.spec).document(),
                          "receivers": [r.name for r in c.spec.addons.alerting.receivers]}
                 for c in (self.fleet.clusters if self.fleet else ())}
+    def pools(self) -> list[dict[str, Any]]:
+        """Per GPU pool what a reviewer checks first: machine, size, how it is bought, where it runs."""
+        return [{"cluster": c.name, "pool": p.name, "machine_type": p.machine.name, "gpu": p.machine.gpu,
+                 "gpus_per_node": p.machine.gpus, "nodes_min": p.spec.nodes.min, "nodes_max": p.spec.nodes.max,
+                 "gpus_max": p.max_gpus, "capacity": p.capacity.value, "capacity_id": p.spec.capacity.id,
+                 "zone": p.zone}
+                for c in (self.fleet.clusters if self.fleet else ()) for p in c.pools]
 
     def counts_by_type(self) -> dict[str, int]:
         resources = self.graph.resources if self.graph else []
@@ -66,6 +73,7 @@ class Preview:
                            "inputs": r.inputs, "dependencies": r.dependencies, "provider": r.provider}
                           for r in resources],
             "summary": {"resources": len(resources), "gpus": self.gpus()},
+            "pools": self.pools(),
             "notes": self.notes(),
             "deploy": self.deploy(),
             "policy_config": fleet_config(self.fleet) if self.fleet else {},

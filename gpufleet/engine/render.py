@@ -11,6 +11,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.tree import Tree
 
+from capacity.terminal import names, print_table
 from gpufleet.engine.capture import Resource
 from gpufleet.engine.preview import Preview
 
@@ -57,6 +58,18 @@ def deploy_panel(preview: Preview) -> Panel:
     return Panel("\n".join(lines), title=f"stack {preview.stack}: deploy paths", border_style="blue")
 
 
+POOL_COLUMNS = (*names("pool", "machine type", "GPUs#", "nodes#", "capacity", "zone"),)
+
+
+def print_pools(console: Console, preview: Preview) -> None:
+    """The GPU pools as a reviewer checks them first: machine, GPUs at nodes.max, min-max nodes, how bought, zone."""
+    rows = [(f"{p['cluster']}/{p['pool']}", p["machine_type"], f"{p['gpus_max']:,} {p['gpu']}",
+             f"{p['nodes_min']}-{p['nodes_max']}", p["capacity"] + (f" {p['capacity_id']}" if p["capacity_id"] else ""),
+             p["zone"]) for p in preview.pools()]
+    if rows:
+        print_table(console, f"stack {preview.stack}: GPU pools", POOL_COLUMNS, rows, show_edge=False)
+
+
 def print_notes(console: Console, documents: Iterable[Mapping[str, Any]]) -> None:
     """Each preview document's notes, once each, prefixed by its stack (example stacks share cluster names)."""
     seen: set[tuple[str, str]] = set()
@@ -80,3 +93,4 @@ def print_preview(console: Console, preview: Preview, *, tree: bool = True) -> N
     if tree:
         console.print(resource_tree(preview))
     console.print(summary_tables(preview))
+    print_pools(console, preview)

@@ -34,6 +34,22 @@ def test_json_document_follows_the_documented_schema() -> None:
     assert node_group["provider"] == "pulumi:providers:aws::train-aws"  # components/aws/__init__.py: <cluster>-aws
 
 
+def test_pools_are_what_the_stack_file_declares() -> None:
+    # stacks/Pulumi.aws-train.yaml: h100 is 16 x p5.48xlarge (8 H100 each) on capacity block cr-0a1b2c3d4e5f60718
+    # in use1-az6; a100-eval 0-4 x p4d.24xlarge (8 A100 40 GB) on demand, in use1-az6
+    doc = json.loads(runner.invoke(app, ["preview", "--stack", "aws-train", "--format", "json", "--no-policies"]
+                                   ).stdout)
+    assert doc["pools"] == [
+        {"cluster": "train", "pool": "h100", "machine_type": "p5.48xlarge", "gpu": "H100", "gpus_per_node": 8,
+         "nodes_min": 16, "nodes_max": 16, "gpus_max": 128, "capacity": "capacity_block",
+         "capacity_id": "cr-0a1b2c3d4e5f60718", "zone": "use1-az6"},
+        {"cluster": "train", "pool": "a100-eval", "machine_type": "p4d.24xlarge", "gpu": "A100-40GB",
+         "gpus_per_node": 8, "nodes_min": 0, "nodes_max": 4, "gpus_max": 32, "capacity": "on_demand",
+         "capacity_id": None, "zone": "use1-az6"}]
+    text = runner.invoke(app, ["preview", "--stack", "aws-train", "--no-tree", "--no-policies"]).stdout
+    assert "GPU pools" in text and "capacity_block cr-0a1b2c3d4e5f60718" in text and "16-16" in text
+
+
 def test_program_warnings_are_notes_of_their_stack_printed_once() -> None:
     # azure-train's program warns that its InfiniBand pool needs a subscription feature (components/azure/
     # infiniband.py); the line reaches stderr once, prefixed by the stack, and is in that stack's document only
