@@ -242,7 +242,10 @@ def _check_pool(cloud: Cloud, caps: CloudCapabilities, c: ClusterSpec, pool: Nod
         yield SpecProblem(f"{path}.machine_type", f"{machine.name} is not offered in {c.region}.",
                           f"Regions that offer it: {', '.join(sorted(offered)) or 'none known'}.")
     zone = pool.zone or c.zones[0]
-    if pool.zone and pool.zone not in c.zones:
+    named = access.zone_name(caps, c.region, pool.zone, f"{path}.zone") if pool.zone else None
+    if named:
+        yield named
+    elif pool.zone and pool.zone not in c.zones:
         yield SpecProblem(f"{path}.zone", f"{zone!r} is not one of the cluster's zones ({', '.join(c.zones)}).",
                           "Add it to the cluster's zones or pick one of them.")
     elif c.region in offered and zone not in offered[c.region]:

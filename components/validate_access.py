@@ -44,14 +44,22 @@ def check_admins(caps: CloudCapabilities, c: ClusterSpec, path: str) -> Problems
                               f"Use the form {caps.admin_example!r}.")
 
 
+def zone_name(caps: CloudCapabilities, region: str, zone: str, where: str) -> SpecProblem | None:
+    """A zone name where the cloud wants a zone id (AWS: use1-az6, not us-east-1a), with the command to find it."""
+    if not (caps.zone_name_pattern and re.match(caps.zone_name_pattern, zone)):
+        return None
+    return SpecProblem(where, f"{zone!r} is a zone name; {caps.cloud.title} maps zone names to physical zones "
+                       "differently in every account, so zones are given by zone id "
+                       f"(like {caps.zone_id_example!r}).", "Find the id with: aws ec2 describe-availability-"
+                       f"zones --region {region} --query \"AvailabilityZones[?ZoneName=='{zone}'].ZoneId\"")
+
+
 def check_zones(caps: CloudCapabilities, c: ClusterSpec, path: str, known: set[str] | None) -> Problems:
     """Zones of the region (``known``: every zone the catalogue has for it; None when the region is unknown)."""
     for j, zone in enumerate(c.zones):
-        if caps.zone_name_pattern and re.match(caps.zone_name_pattern, zone):
-            yield SpecProblem(f"{path}.zones[{j}]", f"{zone!r} is a zone name; {caps.cloud.title} maps zone names to "
-                              "physical zones differently in every account, so zones are given by zone id "
-                              f"(like {caps.zone_id_example!r}).", "Find the id with: aws ec2 describe-availability-"
-                              f"zones --region {c.region} --query \"AvailabilityZones[?ZoneName=='{zone}'].ZoneId\"")
+        named = zone_name(caps, c.region, zone, f"{path}.zones[{j}]")
+        if named:
+            yield named
         elif known is not None and zone not in known:
             yield unknown_name(f"{path}.zones[{j}]", f"zone of {c.region}", zone, sorted(known))
     distinct = list(dict.fromkeys(c.zones))

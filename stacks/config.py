@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from components.errors import SpecError, SpecProblem
+from components.errors import SpecError, SpecProblem, did_you_mean
 from components.fleet import Fleet
 from components.spec import PENDING_ID
 from components.validate import resolve
@@ -72,10 +72,23 @@ def read_stack_config(path: Path) -> dict[str, Any]:
     return config
 
 
+def missing_fleet(keys: Iterable[str]) -> SpecProblem:
+    """``gpufleet:fleet`` is not set: name the key that looks like it (a typo such as gpufleet:fleets), if any."""
+    keys = sorted(keys)
+    guess = did_you_mean(CONFIG_KEY, keys)
+    if guess:
+        return SpecProblem("config", f"has no {CONFIG_KEY}, but has {guess!r}.", f"Did you mean {CONFIG_KEY}? "
+                           f"Rename {guess} to {CONFIG_KEY}.")
+    return SpecProblem("config", f"has no {CONFIG_KEY} (keys: {', '.join(keys) or 'none'}).",
+                       f"Add {CONFIG_KEY}: an object with cloud, clusters, tags and monthly_budget_usd.")
+
+
 def load_stack(path: Path) -> tuple[dict[str, Any], Fleet]:
     """The stack file's config and the fleet it describes (for the CLI, the planner and tests)."""
     config = read_stack_config(path)
-    return config, resolve(config.get(CONFIG_KEY), display(path))
+    if CONFIG_KEY not in config:
+        raise SpecError([missing_fleet(map(str, config))], display(path))
+    return config, resolve(config[CONFIG_KEY], display(path))
 
 
 def load_stack_file(path: Path) -> Fleet:
@@ -85,14 +98,18 @@ def load_stack_file(path: Path) -> Fleet:
 def load() -> Fleet:
     """Inside a running Pulumi program: the fleet of the current stack, or a RunError (no traceback)."""
     import pulumi
+    from pulumi.runtime.config import CONFIG  # every key of the stack's config, to name a misspelt one
 
     config = pulumi.Config("gpufleet")
     try:
         raw = config.get_object("fleet")
     except json.JSONDecodeError:  # a plain string where an object belongs
         raw = config.get("fleet")
+    source = f"stacks/Pulumi.{pulumi.get_stack()}.yaml"
     try:
-        fleet = resolve(raw, f"stacks/Pulumi.{pulumi.get_stack()}.yaml")
+        if raw is None:
+            raise SpecError([missing_fleet(CONFIG.get())], source)
+        fleet = resolve(raw, source)
     except SpecError as err:
         raise pulumi.RunError(str(err)) from None
     pending = pending_capacity(fleet)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from components.errors import SpecError
-from stacks.config import read_stack_config
+from stacks.config import load_stack, read_stack_config
 
 FLEET = """config:
   gpufleet:fleet:
@@ -48,3 +48,18 @@ def test_a_file_that_is_not_utf8_gets_a_clear_error(tmp_path: Path) -> None:
     path.write_bytes((FLEET + "    tags: {team: équipe}\n").encode("latin-1"))
     [message] = _problems(path)
     assert "is not UTF-8 text: byte b'\\xe9'" in message and "iconv" in message
+
+
+@pytest.mark.parametrize(("key", "expected"), [
+    ("gpufleet:fleets", "config: has no gpufleet:fleet, but has 'gpufleet:fleets'. Did you mean gpufleet:fleet? "
+                        "Rename gpufleet:fleets to gpufleet:fleet."),
+    ("gpufleet:flet", "config: has no gpufleet:fleet, but has 'gpufleet:flet'."),
+    ("aws:region", "config: has no gpufleet:fleet (keys: aws:region). Add gpufleet:fleet: an object with cloud,"),
+])
+def test_a_misspelt_or_missing_config_key_is_named(tmp_path: Path, key: str, expected: str) -> None:
+    path = tmp_path / "Pulumi.typo.yaml"
+    path.write_text(FLEET.replace("gpufleet:fleet", key))
+    with pytest.raises(SpecError) as caught:
+        load_stack(path)
+    [message] = [p.render() for p in caught.value.problems]
+    assert message.startswith(expected)

@@ -344,3 +344,16 @@ def test_boundary(label: str, cloud: Cloud, change: Change, expected: str | None
         resolve(fleet)
     paths = {p.path for p in caught.value.problems}
     assert paths == {expected}, f"{label}: expected a problem at {expected}, got {caught.value.problems}"
+
+
+@pytest.mark.parametrize("where", ["pool.zone", "cluster.zones"])
+def test_a_zone_name_gets_the_zone_id_hint_wherever_it_is_given(where: str) -> None:
+    fleet = base(Cloud.AWS)
+    sets(where, "us-east-1a" if where == "pool.zone" else ["use1-az6", "us-east-1a"])(fleet)
+    fleet.pop("_zones")
+    with pytest.raises(SpecError) as caught:
+        resolve(fleet)
+    [problem] = caught.value.problems
+    assert problem.path == (f"{P}.zone" if where == "pool.zone" else f"{C}.zones[1]")
+    assert "'us-east-1a' is a zone name" in problem.message and "like 'use1-az6'" in problem.message
+    assert "aws ec2 describe-availability-zones --region us-east-1" in problem.fix
