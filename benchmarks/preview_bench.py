@@ -3,7 +3,9 @@
 the latter with no SDK imported before forking (GPUFLEET_PREIMPORT=0) and with what 2+ stacks share (the default);
 each without bytecode (as `make` installs: `pip --no-compile`, and PYTHONDONTWRITEBYTECODE=1 where it is set, compiles
 every SDK module on every run) and with a warm bytecode cache (PYTHONPYCACHEPREFIX, a temporary directory filled by one
-unmeasured run first).
+unmeasured run first); and one large stack (--clusters copies of aws-train's cluster, 50 by default: about 7,700
+resources) with the offline preview's two levers (fewer garbage-collector passes, gpufleet/__init__.py; no SDK stack
+traces or debug logs, gpufleet/engine/capture.py) each off and on.
 
 Both sides of each comparison run in the same invocation, one after the other, so the ratios are measured side by
 side (on a shared machine, absolute seconds say little; CPU seconds are printed too). Run: `make bench`.
@@ -13,7 +15,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import copy
 import gc
+import json
 import os
 import resource
 import runpy
@@ -24,6 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import yaml
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import settings
 from pulumi.runtime.stack import run_pulumi_func
@@ -122,14 +127,71 @@ def cli_bench(console: Console) -> None:
         raise SystemExit(1)
 
 
+LEVERS = {"SDK defaults (GC thresholds, stack traces, debug logs)": {"GPUFLEET_GC_DEFAULTS": "1",
+                                                                      "GPUFLEET_SDK_DIAGNOSTICS": "1"},
+          "fewer GC passes only": {"GPUFLEET_SDK_DIAGNOSTICS": "1"},
+          "no SDK stack traces / debug logs only": {"GPUFLEET_GC_DEFAULTS": "1"},
+          "both (what gpufleet does)": {}}
+
+
+def large_stack(directory: Path, clusters: int) -> str:
+    """A stack of ``clusters`` copies of aws-train's cluster (about 150 resources each)."""
+    doc = yaml.safe_load((ROOT / "stacks" / "Pulumi.aws-train.yaml").read_text())
+    fleet = doc["config"]["gpufleet:fleet"]
+    fleet["clusters"] = [{**copy.deepcopy(fleet["clusters"][0]), "name": f"train{i}"} for i in range(clusters)]
+    fleet["monthly_budget_usd"] *= clusters
+    (directory / "Pulumi.large.yaml").write_text(yaml.safe_dump(doc))
+    return "large"
+
+
+def child_run(args: list[str], env: dict[str, str]) -> tuple[float, float, float, bytes]:
+    """(wall s, CPU s, peak RSS MiB, stdout) of one CLI run, its own rusage (os.wait4), not the sum of children."""
+    start = time.perf_counter()
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen([sys.executable, "-m", "gpufleet.cli", *args], cwd=ROOT, stdout=out,
+                                stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(ROOT), **env})
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise SystemExit(f"gpufleet {' '.join(args)} failed with {env}")
+        out.seek(0)
+        return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, out.read()
+
+
+def large_bench(console: Console, clusters: int) -> None:
+    """One stack of ``clusters`` clusters, previewed with each of the preview's two levers on and off."""
+    with tempfile.TemporaryDirectory() as tmp:
+        stack = large_stack(Path(tmp), clusters)
+        args = ["preview", "--stack", stack, "--stacks-dir", tmp, "--format", "json", "--no-policies"]
+        load = os.getloadavg()[0]
+        results = {label: child_run(args, env) for label, env in LEVERS.items()}
+    resources = len(json.loads(next(iter(results.values()))[3])["resources"])
+    table = Table(title=f"one stack of {clusters} aws-train clusters ({resources:,} resources), load {load:.1f} at "
+                        f"start, {os.getloadavg()[0]:.1f} at end")
+    for col in ("run", "wall s", "CPU s", "CPU vs SDK defaults", "ms CPU / resource", "peak MiB"):
+        table.add_column(col, justify="right")
+    _, cpu0, _, out0 = next(iter(results.values()))
+    for label, (wall, cpu, rss, _) in results.items():
+        table.add_row(label, f"{wall:.1f}", f"{cpu:.1f}", f"{cpu / cpu0:.2f}", f"{1000 * cpu / resources:.2f}",
+                      f"{rss:,.0f}")
+    console.print(table)
+    same = all(out == out0 for *_, out in results.values())
+    console.print("identical output" if same else "[red]OUTPUT DIFFERS[/]")
+    if not same:
+        raise SystemExit(1)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 1000, 10000])
     parser.add_argument("--repeats", type=int, default=3, help="best of N per size (1 for the largest)")
     parser.add_argument("--cli-only", action="store_true", help="only the `preview --all` comparison")
+    parser.add_argument("--clusters", type=int, default=50, help="clusters in the large stack (0: skip it)")
     args = parser.parse_args()
     console = Console()
     cli_bench(console)
+    if args.clusters:
+        large_bench(console, args.clusters)
     if args.cli_only:
         return
     rows = []
