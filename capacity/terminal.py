@@ -26,6 +26,15 @@ class Format(StrEnum):
 
 # every command that prints a table takes it; json is the documented machine output
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="text (tables) or json.")]
+# `--json`, where an issue or a doc named it: the same choice as `--format json`, read through `chosen`
+JsonOpt = Annotated[bool, typer.Option("--json", help="the same as --format json.")]
+
+
+def chosen(fmt: Format, as_json: bool) -> Format:
+    """The one output format of a command that takes both ``--format`` and ``--json``."""
+    return Format.JSON if as_json else fmt
+
+
 PROSE_MIN = 24  # narrowest a wrapped column may get and still read as sentences
 INDENT = 4  # a row's other cells, under its first
 

@@ -12,10 +12,10 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from capacity.csvio import InputError, RowProblem, load_rows
 from capacity.schema import CommitmentLine, PlanLine
+from capacity.terminal import Format, FormatOpt, JsonOpt, chosen, names, print_table
 
 console = Console()
 errors = Console(stderr=True)
@@ -51,20 +51,22 @@ def actuals(
     currency: Annotated[str | None, typer.Option(help="the billing currency of exports without a BillingCurrency "
                                                       "column (only USD is reported)")] = None,
     team_tag: Annotated[str, typer.Option(help="the tag whose value names a charge's team")] = "team",
-    as_json: Annotated[bool, typer.Option("--json", help="print the gpufleet.actuals/v1 JSON document "
-                                                         "(docs/actuals.md) instead of tables")] = False,
+    fmt: FormatOpt = Format.TEXT,
+    as_json: JsonOpt = False,
 ) -> None:
     """What was bought and what was used: commitment and capacity reservation utilisation, GPU spend by team and
-    month, and the plan against the bill, from FOCUS cost-and-usage exports."""
+    month, and the plan against the bill, from FOCUS cost-and-usage exports. --format json (or --json): the
+    gpufleet.actuals/v1 document (docs/actuals.md)."""
+    fmt = chosen(fmt, as_json)
     try:
         plan_rows = (load_rows(plan / "plan.csv", PlanLine), load_rows(plan / "commitments.csv", CommitmentLine)
                      ) if plan else None
-        con, keys = load_exports(focus, db, currency, team_tag, not as_json)
+        con, keys = load_exports(focus, db, currency, team_tag, fmt is Format.TEXT)
     except InputError as err:
         errors.print(err.render(), style="red", highlight=False, markup=False)
         raise typer.Exit(2) from None
     document = report(con, keys, plan_rows)
-    if as_json:
+    if fmt is Format.JSON:
         print(json.dumps(document, indent=1))
         return
     _render(document)
@@ -117,30 +119,28 @@ def _pct(value: float | None) -> str:
 def _render(doc: dict[str, Any]) -> None:
     console.print(f"{sum(f['rows'] for f in doc['files']):,} charge(s) from {len(doc['files'])} FOCUS export(s)")
     for key, title in (("commitments", "Commitments"), ("capacity_reservations", "Capacity reservations")):
-        table = Table(title=f"{title}: used and unused cost", title_justify="left")
-        for col in ("id", "cloud", "used USD", "unused USD", "utilisation"):
-            table.add_column(col, justify="left" if col in ("id", "cloud") else "right")
-        for u in doc[key]:
-            table.add_row(u["id"], u["cloud"] or "unknown", f"{u['used_cost_usd']:,.2f}",
-                          f"{u['unused_cost_usd']:,.2f}", _pct(u["utilization"]))
-        console.print(table if doc[key] else f"{title}: none in these exports.")
-    table = Table(title="GPU spend by team and month", title_justify="left")
-    for col in ("month", "team", "cloud", "gpu", "USD", "GPU-hours"):
-        table.add_column(col, justify="right" if col in ("USD", "GPU-hours") else "left")
-    for s in doc["gpu_spend"]:
-        table.add_row(s["month"], s["team"], s["cloud"] or "unknown", s["gpu"], f"{s['usd']:,.2f}",
-                      "unknown" if s["gpu_hours"] is None else f"{s['gpu_hours']:,.1f}")
-    console.print(table if doc["gpu_spend"] else "GPU spend: no charge names a catalogue GPU machine type.")
+        if not doc[key]:
+            console.print(f"{title}: none in these exports.")
+            continue
+        print_table(console, f"{title}: used and unused cost",
+                    names("id", "cloud", "used USD#", "unused USD#", "utilisation#"),
+                    [(u["id"], u["cloud"] or "unknown", f"{u['used_cost_usd']:,.2f}", f"{u['unused_cost_usd']:,.2f}",
+                      _pct(u["utilization"])) for u in doc[key]], title_justify="left")
+    if doc["gpu_spend"]:
+        print_table(console, "GPU spend by team and month", names("month", "team", "cloud", "gpu", "USD#",
+                                                                  "GPU-hours#"),
+                    [(s["month"], s["team"], s["cloud"] or "unknown", s["gpu"], f"{s['usd']:,.2f}",
+                      "unknown" if s["gpu_hours"] is None else f"{s['gpu_hours']:,.1f}") for s in doc["gpu_spend"]],
+                    title_justify="left")
+    else:
+        console.print("GPU spend: no charge names a catalogue GPU machine type.")
     versus = doc["plan_vs_bill"]
     if versus:
-        table = Table(title=f"Plan vs bill: WAPE {_pct(versus['wape'])} over {versus['months_compared']} month(s)",
-                      title_justify="left")
-        for col in ("month", "plan USD", "billed USD"):
-            table.add_column(col, justify="right" if col != "month" else "left")
-        for m in versus["months"]:
-            table.add_row(m["month"], "-" if m["plan_usd"] is None else f"{m['plan_usd']:,.0f}",
-                          "-" if m["billed_usd"] is None else f"{m['billed_usd']:,.0f}")
-        console.print(table)
+        print_table(console, f"Plan vs bill: WAPE {_pct(versus['wape'])} over {versus['months_compared']} month(s)",
+                    names("month", "plan USD#", "billed USD#"),
+                    [(m["month"], "-" if m["plan_usd"] is None else f"{m['plan_usd']:,.0f}",
+                      "-" if m["billed_usd"] is None else f"{m['billed_usd']:,.0f}") for m in versus["months"]],
+                    title_justify="left")
 
 
 def chargeback(
@@ -153,6 +153,7 @@ def chargeback(
                                                      "the bundled snapshot")] = None,
     db: Annotated[Path | None, typer.Option(help="the DuckDB database; default: the user's data directory")] = None,
     currency: Annotated[str | None, typer.Option(help="billing currency of exports without BillingCurrency")] = None,
+    fmt: FormatOpt = Format.TEXT,
 ) -> None:
     """Chargeback rows per team: Kueue GPU-hours x the effective rate of the pool's capacity, the idle remainder as
     unallocated rows, in FOCUS's allocation columns."""
@@ -166,19 +167,18 @@ def chargeback(
         usage_rows = load_rows(usage, cb.UsageRow)
         fleets = [load_stack_file(f) for f in stack_paths(stacks)]
         offer_rows = inputs.load_offers(offers)
-        con, keys = load_exports(focus, db, currency)
+        con, keys = load_exports(focus, db, currency, shown=fmt is Format.TEXT)
         rows = cb.chargeback(con, keys, usage_rows, fleets, offer_rows, str(usage))
     except (InputError, SpecError) as err:
         errors.print(err.render(), style="red", highlight=False, markup=False)
         raise typer.Exit(2) from None
     write_rows(out, cb.COLUMNS, [{k: "" if v is None else v for k, v in r.items()} for r in rows])  # null: empty
-    table = Table(title="Chargeback", title_justify="left")
-    for col in ("month", "source", "team", "GPU-hours", "USD", "rate from"):
-        table.add_column(col, justify="right" if col in ("GPU-hours", "USD") else "left")
-    for r in rows:
-        table.add_row(r["ChargePeriodStart"][:7], r["x_GpufleetSource"], r["AllocatedResourceName"] or "(unallocated)",
-                      "" if r["ConsumedQuantity"] is None else f"{r['ConsumedQuantity']:,.1f}",
-                      "unknown" if r["EffectiveCost"] is None else f"{r['EffectiveCost']:,.2f}",
-                      r["x_GpufleetRateSource"])
-    console.print(table)
+    if fmt is Format.JSON:  # the rows of chargeback.csv, null where the CSV cell is empty
+        print(json.dumps({"rows": rows}, indent=1, default=str))
+        return
+    print_table(console, "Chargeback", names("month", "source", "team", "GPU-hours#", "USD#", "rate from"),
+                [(r["ChargePeriodStart"][:7], r["x_GpufleetSource"], r["AllocatedResourceName"] or "(unallocated)",
+                  "" if r["ConsumedQuantity"] is None else f"{r['ConsumedQuantity']:,.1f}",
+                  "unknown" if r["EffectiveCost"] is None else f"{r['EffectiveCost']:,.2f}", r["x_GpufleetRateSource"])
+                 for r in rows], title_justify="left")
     console.print(f"Wrote {len(rows)} row(s) to {out}")

@@ -11,9 +11,9 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from capacity.csvio import InputError
+from capacity.terminal import Column, Format, FormatOpt, JsonOpt, chosen, names, print_table
 
 console = Console()
 errors = Console(stderr=True)
@@ -55,8 +55,8 @@ def ledger(
                                             "GCP Compute, Azure Compute)")] = False,
     warn_days: Annotated[int, typer.Option(min=0, help="flag capacity a pool references that ends within this "
                                                       "many days")] = 30,
-    as_json: Annotated[bool, typer.Option("--json", help='print {"entries": [...], "flags": [...]} '
-                                                         "(docs/ledger.md)")] = False,
+    fmt: FormatOpt = Format.TEXT,
+    as_json: JsonOpt = False,
 ) -> None:
     """Every GPU capacity commitment of the fleet: capacity blocks, capacity reservations, reservations, committed
     use discounts and the plan's purchases, with who references them and (--live) their state."""
@@ -82,20 +82,18 @@ def ledger(
         errors.print(f"warning: {warning}", style="yellow", highlight=False, markup=False)
     entries = merge.merge(offline.from_stacks(fleets, prices) + planned, found)
     flags = checks.check(entries, dt.datetime.now(dt.UTC), warn_days)
-    if as_json:
+    if chosen(fmt, as_json) is Format.JSON:  # {"entries": [...], "flags": [...]} (docs/ledger.md)
         print(json.dumps({"entries": [e.model_dump(mode="json") for e in entries],
                           "flags": [f.model_dump(mode="json") for f in flags]}, indent=1))
         return
-    table = Table(title=f"Capacity ledger: {len(entries)} commitment(s)", title_justify="left")
-    for col in ("cloud", "kind", "id", "zone", "machine type", "GPUs", "end", "$/hour", "referenced by", "state"):
-        table.add_column(col, justify="right" if col in ("GPUs", "$/hour") else "left")
-    for e in entries:
-        table.add_row(e.cloud, e.kind.value, e.id[-48:], e.zone or "", e.machine_type or "",
-                      "" if e.gpus is None else str(e.gpus), "unknown" if e.end is None else e.end.date().isoformat(),
-                      "unknown" if e.usd_per_hour is None else f"{e.usd_per_hour:,.2f}",
-                      ", ".join(f"{r.stack}/{r.cluster}/{r.pool}" for r in e.references) or "nothing",
-                      e.state or "unknown (offline)")
-    console.print(table)
+    rows = [(e.id, e.cloud, e.kind.value, e.zone or e.region or "", e.machine_type or "",
+             "unknown" if e.gpus is None else str(e.gpus), "unknown" if e.end is None else e.end.date().isoformat(),
+             "unknown" if e.usd_per_hour is None else f"{e.usd_per_hour:,.2f}",
+             ", ".join(f"{r.stack}/{r.cluster}/{r.pool}" for r in e.references) or "nothing",
+             e.state or "unknown (offline)") for e in entries]
+    print_table(console, f"Capacity ledger: {len(entries)} commitment(s)",
+                [*names("id", "cloud", "kind", "zone", "machine type", "GPUs#", "end", "$/hour#"),
+                 Column("referenced by", prose=True), Column("state")], rows, title_justify="left")
     for f in flags:
         errors.print(f"{f.rule}: {f.message}", style="red" if f.rule == "expired" else "yellow", highlight=False,
                      markup=False)
