@@ -19,6 +19,7 @@ from components.capabilities import CloudCapabilities, capabilities
 from components.catalog import Cloud, Fabric, MachineType
 from components.errors import SpecError, SpecProblem, unknown_name
 from components.fleet import Cluster, Fleet, Pool
+from components.pool_machine import family_notes, pick_machine
 from components.shape_errors import from_pydantic
 from components.spec import PENDING_ID, CapacityType, ClusterSpec, FleetSpec, NodePoolSpec
 
@@ -35,7 +36,7 @@ def resolve(raw: Mapping[str, Any] | None, source: str | None = None) -> Fleet:
     try:
         spec = FleetSpec.model_validate(raw)
     except ValidationError as err:
-        raise SpecError([from_pydantic(e) for e in err.errors()], source) from None
+        raise SpecError([*map(from_pydantic, err.errors()), *_checks_beside_type_errors(raw, err)], source) from None
     problems = list(_check_fleet(spec))
     if problems:
         raise SpecError(problems, source)
@@ -44,6 +45,35 @@ def resolve(raw: Mapping[str, Any] | None, source: str | None = None) -> Fleet:
 
 
 # --- semantic checks -------------------------------------------------------------------------------------
+
+def _checks_beside_type_errors(raw: Mapping[str, Any], err: ValidationError) -> Problems:
+    """The semantic checks of every cluster that parses, so a file's problems come in one pass, not type errors
+    first and the rest after they are fixed. In a cluster whose only type errors are in some node pools, the other
+    pools and the cluster itself are checked, but not what refers to pools (Kueue teams, network profiles): a pool
+    that did not parse would read as missing."""
+    try:
+        cloud = Cloud(raw.get("cloud"))
+    except ValueError:
+        return
+    broken: dict[int, set[Any]] = {}  # cluster index -> the node pool index of each type error in it (None: not in one)
+    for e in err.errors():
+        loc = e["loc"]
+        if loc[:1] == ("clusters",) and len(loc) > 1 and isinstance(loc[1], int):
+            in_pool = loc[2:3] == ("node_pools",) and len(loc) > 3 and isinstance(loc[3], int)
+            broken.setdefault(loc[1], set()).add(loc[3] if in_pool else None)
+    clusters = raw.get("clusters")
+    for i, c in enumerate(clusters if isinstance(clusters, list) else []):
+        bad = broken.get(i, set())
+        pools = c.get("node_pools") if isinstance(c, Mapping) else None
+        if None in bad or not isinstance(pools, list):
+            continue
+        kept = [j for j in range(len(pools)) if j not in bad]
+        try:
+            cluster = ClusterSpec.model_validate({**c, "node_pools": [pools[j] for j in kept]})
+        except ValidationError:
+            continue
+        yield from _check_cluster(cloud, capabilities(cloud), cluster, f"clusters[{i}]", kept if bad else None)
+
 
 def _duplicates(path: str, kind: str, names: list[str]) -> Problems:
     for name, count in Counter(names).items():
@@ -103,7 +133,10 @@ def _known_regions(cloud: Cloud) -> dict[str, set[str]]:
     return out
 
 
-def _check_cluster(cloud: Cloud, caps: CloudCapabilities, c: ClusterSpec, path: str) -> Problems:
+def _check_cluster(cloud: Cloud, caps: CloudCapabilities, c: ClusterSpec, path: str,
+                   pool_indexes: list[int] | None = None) -> Problems:
+    """``pool_indexes``: where each of ``c``'s pools sits in the stack file when some pools did not parse (see
+    _checks_beside_type_errors); then what refers to pools by name is not checked."""
     regions = _known_regions(cloud)
     if c.region not in regions:  # the checks that do not need the region go on: every problem at once
         yield unknown_name(f"{path}.region", f"{cloud.title} region with GPU offerings", c.region, sorted(regions))
@@ -134,13 +167,14 @@ def _check_cluster(cloud: Cloud, caps: CloudCapabilities, c: ClusterSpec, path: 
                               f"{', '.join(missing)}.", f"Zones of {c.region} that offer it: {', '.join(offered)}.")
     yield from _check_nodes(c.system_pool.nodes, f"{path}.system_pool.nodes")
     yield from _duplicates(f"{path}.node_pools", "node pool", [p.name for p in c.node_pools])
-    for j, pool in enumerate(c.node_pools):
+    for j, pool in zip(pool_indexes or range(len(c.node_pools)), c.node_pools, strict=True):
         yield from _check_pool(cloud, caps, c, pool, f"{path}.node_pools[{j}]")
     yield from _check_storage(caps, c, f"{path}.storage")
-    yield from _check_kueue(cloud, c, f"{path}.addons.kueue_teams")
-    yield from network_profiles.check(c, path)
-    yield from job_operators.check(c, path)
     yield from alerting.check(c, path)
+    if pool_indexes is None:
+        yield from _check_kueue(cloud, c, f"{path}.addons.kueue_teams")
+        yield from network_profiles.check(c, path)
+        yield from job_operators.check(c, path)
 
 
 def _check_nodes(nodes: Any, path: str) -> Problems:
@@ -150,80 +184,6 @@ def _check_nodes(nodes: Any, path: str) -> Problems:
     elif nodes.desired is not None and not nodes.min <= nodes.desired <= nodes.max:
         yield SpecProblem(f"{path}.desired", f"{nodes.desired} is outside min..max "
                           f"({nodes.min}..{nodes.max}).", "Set desired between min and max, or omit it.")
-
-
-def pick_machine(cloud: Cloud, pool: NodePoolSpec, path: str) -> tuple[MachineType | None, list[SpecProblem]]:
-    """The catalogue row a node pool asks for, or the problems that stop us choosing one."""
-    if pool.machine_type:
-        machine = catalog.by_name(cloud, pool.machine_type)
-        if machine is None:
-            kind = f"{cloud.title} GPU machine type"
-            return None, [unknown_name(f"{path}.machine_type", kind, pool.machine_type, catalog.names(cloud))]
-        clash = []
-        if pool.accelerator and catalog.resolve_gpu(pool.accelerator) != machine.gpu and \
-                pool.accelerator not in _family_of(machine.gpu):
-            clash.append(f"accelerator {pool.accelerator}")
-        if pool.gpus and pool.gpus != machine.gpus:
-            clash.append(f"gpus {pool.gpus}")
-        if clash:
-            return None, [SpecProblem(path, f"{machine.name} has {machine.gpus} x {machine.gpu}, not "
-                                      f"{' and '.join(clash)}.", "Drop accelerator/gpus or the machine_type.")]
-        return machine, []
-    assert pool.accelerator is not None
-    gpu = catalog.resolve_gpu(pool.accelerator)
-    if gpu is None:
-        return None, [unknown_name(f"{path}.accelerator", "GPU", pool.accelerator, catalog.gpu_names())]
-    found = catalog.matching(cloud, gpu, pool.gpus)
-    if not found:
-        counts = sorted({m.gpus for m in catalog.matching(cloud, gpu, None)})
-        offer = f"it comes with {', '.join(map(str, counts))} GPUs per node" if counts else "it is not offered"
-        return None, [SpecProblem(f"{path}.gpus", f"no {cloud.title} machine type has {pool.gpus} x {gpu}; "
-                                  f"{offer}.{_other_variants(cloud, gpu, pool.gpus)}",
-                                  "Change gpus, or name a machine_type.")]
-    defaults = [m for m in found if m.default_for_gpu]
-    if len(found) > 1 and len(defaults) != 1:
-        options = ", ".join(f"{m.name} ({m.gpus} x {m.gpu_memory_gib} GiB)" for m in found)
-        return None, [SpecProblem(f"{path}.accelerator", f"{gpu} is ambiguous on {cloud.title}: "
-                                  f"{options}.", "Set gpus, or name a machine_type.")]
-    return (defaults[0] if len(found) > 1 else found[0]), []
-
-
-def _family_of(product: str) -> tuple[str, ...]:
-    found = catalog.gpu_product(product)
-    return (found.family,) if found else ()
-
-
-def _other_variants(cloud: Cloud, gpu: str, gpus: int | None) -> str:
-    """' H100-NVL does (Standard_NC40ads_H100_v5): write accelerator: H100-NVL.' when a sibling product of the
-    family has the asked count on this cloud, so a user who meant the other variant learns its name."""
-    family = _family_of(gpu)
-    siblings = [p for p in catalog.gpu_families().get(family[0], []) if p != gpu] if family else []
-    for other in siblings:
-        machines = catalog.matching(cloud, other, gpus)
-        if machines:
-            return f" {other} does ({', '.join(m.name for m in machines)}): write accelerator: {other} if you " \
-                   "meant it."
-    return ""
-
-
-def family_notes(spec: FleetSpec) -> list[SpecProblem]:
-    """Not problems: one note per node pool that named a GPU family (``A100``), saying which product it got."""
-    notes = []
-    for i, cluster in enumerate(spec.clusters):
-        for j, pool in enumerate(cluster.node_pools):
-            if pool.machine_type or not pool.accelerator or catalog.gpu_product(pool.accelerator):
-                continue
-            machine, _ = pick_machine(spec.cloud, pool, "")
-            if machine is None:
-                continue
-            others = [p for p in catalog.gpu_families()[pool.accelerator] if p != machine.gpu]
-            notes.append(SpecProblem(
-                f"clusters[{i}].node_pools[{j}].accelerator",
-                f"{pool.accelerator!r} is a GPU family; picked its default product {machine.gpu} "
-                f"({machine.name}, {machine.gpus} x {machine.gpu_memory_gib} GB).",
-                f"Write accelerator: {machine.gpu} to keep it and silence this note"
-                + (f", or {' / '.join(others)} for the other variant." if others else ".")))
-    return notes
 
 
 def _check_pool(cloud: Cloud, caps: CloudCapabilities, c: ClusterSpec, pool: NodePoolSpec, path: str) -> Problems:

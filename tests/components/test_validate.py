@@ -55,9 +55,9 @@ def test_machine_not_offered_in_region() -> None:
 
 def test_zone_not_in_cluster() -> None:
     fleet = example_fleet("aws-train")
-    pool(fleet)["zone"] = "us-east-1c"
+    pool(fleet)["zone"] = "use1-az1"  # a zone id of us-east-1 the cluster does not list
     [message] = problems(fleet)
-    assert message.startswith("clusters[0].node_pools[0].zone: 'us-east-1c' is not one of the cluster's zones")
+    assert message.startswith("clusters[0].node_pools[0].zone: 'use1-az1' is not one of the cluster's zones")
 
 
 def test_machine_not_offered_in_the_pool_zone() -> None:
