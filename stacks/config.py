@@ -16,6 +16,9 @@ from components.validate import resolve
 
 STACKS_DIR = Path(__file__).parent
 CONFIG_KEY = "gpufleet:fleet"
+# What the accepted capacity plan costs for the work it places in this stack, one month (`capacity apply` writes
+# it; `gpufleet pr` shows it beside the cost of every pool at max). Not part of the fleet: the program ignores it.
+PLAN_KEY = "gpufleet:capacity_plan"
 
 
 def stack_file(stack: str, directory: Path = STACKS_DIR) -> Path:
@@ -89,6 +92,20 @@ def load_stack(path: Path) -> tuple[dict[str, Any], Fleet]:
     if CONFIG_KEY not in config:
         raise SpecError([missing_fleet(map(str, config))], display(path))
     return config, resolve(config[CONFIG_KEY], display(path))
+
+
+def capacity_plan(config: dict[str, Any], source: str) -> dict[str, Any] | None:
+    """The stack's ``gpufleet:capacity_plan`` ({month: YYYY-MM, usd_per_month: >= 0}), None when it has none."""
+    plan = config.get(PLAN_KEY)
+    if plan is None:
+        return None
+    month, usd = (plan.get("month"), plan.get("usd_per_month")) if isinstance(plan, dict) else (None, None)
+    if not (isinstance(month, str) and len(month) == 7 and month[4] == "-" and month.replace("-", "").isdigit()
+            and isinstance(usd, int | float) and not isinstance(usd, bool) and usd >= 0):
+        raise SpecError([SpecProblem(PLAN_KEY, f"is {plan!r}: it must be {{month: YYYY-MM, usd_per_month: a number "
+                                     ">= 0}}.", "Run `gpufleet capacity apply --write` again, or delete the key.")],
+                        source)
+    return {"month": month, "usd_per_month": float(usd)}
 
 
 def load_stack_file(path: Path) -> Fleet:

@@ -6,11 +6,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from capacity.apply import draft
-from capacity.apply.need import Key
+from capacity.apply.need import EPS, Key
 from capacity.apply.stackdoc import StackDoc, flow_map
 from components import catalog
 from components.catalog import Cloud, MachineType
 from components.spec import PENDING_ID, CapacityType
+from stacks.config import PLAN_KEY
 
 # Reserved kinds first: GPUs they hold beyond the plan's commitments carry on-demand work before new nodes do.
 SUFFIX = {CapacityType.RESERVATION: "res", CapacityType.CAPACITY_BLOCK: "cb", CapacityType.ON_DEMAND: "od",
@@ -146,3 +147,14 @@ def add_pool(p: Proposal, key: Key, ctype: CapacityType, machine: MachineType, h
 def _zone(machine: MachineType, region: str, zones: list[str]) -> str | None:
     offered = catalog.regions(machine.cloud, machine.name).get(region, ())
     return next((z for z in zones if z in offered), None)
+
+
+def record_plan_cost(p: Proposal, doc: StackDoc, usd: float) -> None:
+    """Write what the plan spends on the work it places in this stack this month (stacks.config.PLAN_KEY, which
+    `gpufleet pr` shows beside the cost of every pool at max); a stack the plan no longer places work in keeps
+    a record only if it had one, at 0."""
+    config = doc.doc["config"]
+    if usd <= EPS and PLAN_KEY not in config:
+        return
+    assign(p, doc, config, "config", PLAN_KEY, flow_map({"month": p.month, "usd_per_month": round(usd, 2)}),
+           f"what the plan spends on the work it places in this stack in {p.month}")

@@ -62,6 +62,20 @@ def month_needs(lines: Sequence[PlanLine], commitments: Sequence[CommitmentLine]
     return dict(out)
 
 
+def month_cost(lines: Sequence[PlanLine], commitments: Sequence[CommitmentLine], month: str) -> dict[Key, float]:
+    """USD the plan spends in ``month`` per (cloud, region, GPU): its usage lines, and every commitment active
+    then for the month's share of its charge (its hours over the calendar hours of its whole term)."""
+    out: dict[Key, float] = defaultdict(float)
+    for line in lines:
+        if line.month == month:
+            out[(line.cloud.value, line.region, line.gpu)] += line.usd
+    for c in commitments:
+        if active(c, month):
+            term = sum(hours(add_months(c.start_month, k)) for k in range(max(c.option.term_months, 1)))
+            out[(c.cloud.value, c.region, c.gpu)] += c.usd_total * hours(month) / term
+    return dict(out)
+
+
 def active(c: CommitmentLine, month: str) -> bool:
     """A commitment charges from its start month for its term."""
     return any(add_months(c.start_month, k) == month for k in range(max(c.option.term_months, 1)))

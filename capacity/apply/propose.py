@@ -18,9 +18,19 @@ from collections.abc import Sequence
 
 from capacity.apply import draft
 from capacity.apply.carriers import RESERVED, carrier
-from capacity.apply.edits import SUFFIX, Edit, Pool, Proposal, Purchase, add_pool, machine_for, set_nodes
+from capacity.apply.edits import (
+    SUFFIX,
+    Edit,
+    Pool,
+    Proposal,
+    Purchase,
+    add_pool,
+    machine_for,
+    record_plan_cost,
+    set_nodes,
+)
 from capacity.apply.kueue import cover_quotas, kueue_quotas
-from capacity.apply.need import EPS, Key, Need, month_needs
+from capacity.apply.need import EPS, Key, Need, month_cost, month_needs
 from capacity.apply.stackdoc import StackDoc
 from capacity.schema import CommitmentLine, PlanLine
 from components.spec import PENDING_ID, CapacityType
@@ -43,13 +53,17 @@ def propose(lines: Sequence[PlanLine], commitments: Sequence[CommitmentLine], mo
         hosts[(cloud, region)] = [(doc, 0)]
     pools = _pools(docs, known)
     placed: dict[tuple[int, int], dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(dict))
+    costs, spent = month_cost(lines, commitments, month), {id(doc): 0.0 for doc in docs}
     for key in sorted(set(needs) | set(pools)):
         need = needs.get(key, Need())
         host = _size(proposal, key, need, pools.get(key, []), hosts.get(key[:2], []), allow_shrink)
+        if host is not None:
+            spent[id(host[0])] += costs.get(key, 0.0)
         for team, gpus in need.gpus_by_team.items():
             if host is not None and gpus > EPS:
                 placed[(id(host[0]), host[1])][team][key[2]] = math.ceil(gpus - EPS)
     for doc in docs:
+        record_plan_cost(proposal, doc, spent[id(doc)])
         for ci, _ in enumerate(doc.fleet_map()["clusters"]):
             kueue_quotas(proposal, doc, ci, placed.get((id(doc), ci), {}), allow_shrink, known)
             cover_quotas(proposal, doc, ci)

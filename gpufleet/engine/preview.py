@@ -15,7 +15,7 @@ from components.errors import SpecError
 from components.fleet import Fleet
 from gpufleet.checks.analyzer import fleet_config
 from gpufleet.engine.capture import Graph, run_program
-from stacks.config import display, load_stack, stack_file
+from stacks.config import capacity_plan, display, load_stack, stack_file
 
 SCHEMA = "gpufleet.preview/v1"
 
@@ -27,6 +27,7 @@ class Preview:
     fleet: Fleet | None = None
     errors: list[str] = field(default_factory=list)
     source: str | None = None  # the stack file as notes name it
+    capacity_plan: dict[str, Any] | None = None  # stacks.config.PLAN_KEY: what the accepted plan costs here
 
     @property
     def ok(self) -> bool:
@@ -77,6 +78,7 @@ class Preview:
             "notes": self.notes(),
             "deploy": self.deploy(),
             "policy_config": fleet_config(self.fleet) if self.fleet else {},
+            "capacity_plan": self.capacity_plan,
             "errors": self.errors,
         }
 
@@ -86,7 +88,9 @@ def preview_stack(stack: str, stacks_dir: Path) -> Preview:
     path = stack_file(stack, stacks_dir)
     try:
         config, fleet = load_stack(path)
+        plan = capacity_plan(config, display(path))
     except SpecError as err:
         return Preview(stack=stack, errors=[p.render(err.source) for p in err.problems])
-    return Preview(stack=stack, graph=run_program(stack, config), fleet=fleet, source=display(path))
+    return Preview(stack=stack, graph=run_program(stack, config), fleet=fleet, source=display(path),
+                   capacity_plan=plan)
 

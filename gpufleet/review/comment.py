@@ -45,6 +45,11 @@ def _stack_table(r: StackReport) -> list[str]:
                   "below cover the changed pools only, and the policy pack was not run on a partial graph.", ""]
     lines += [f"Monthly cost: {cost.money(r.before)} → {cost.money(r.after)} ({cost.money_delta(r.before, r.after)})",
               ""]
+    if r.diff.capacity_plan:
+        plan = r.diff.capacity_plan
+        lines += [f"Capacity plan for {plan['month']}: ${plan['usd_per_month']:,.0f} for the work it places in this "
+                  "stack (`gpufleet capacity apply`); the monthly cost above prices every pool at its max nodes, "
+                  "the ceiling.", ""]
     if r.diff.changes:
         lines += ["| action | resource | type | changed inputs |", "|---|---|---|---|"]
         for group in groups(r.diff.changes):

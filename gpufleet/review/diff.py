@@ -73,6 +73,7 @@ class StackDiff:
     partial: bool = False  # a real preview without --show-sames: unchanged resources are missing
     policy_config: dict[str, Any] | None = None  # the head fleet's policy config (budget, spot pools); None: unknown
     base_policy_config: dict[str, Any] | None = None
+    capacity_plan: dict[str, Any] | None = None  # the head's: what the accepted capacity plan costs here a month
 
     @property
     def failed(self) -> bool:
@@ -173,6 +174,7 @@ def diff_documents(base: Mapping[str, Any], head: Mapping[str, Any]) -> StackDif
         found = diff_resources(stack, resources_of(base), resources_of(head))
     found.policy_config = head.get("policy_config")
     found.base_policy_config = base.get("policy_config")
+    found.capacity_plan = head.get("capacity_plan")
     return found
 
 

@@ -101,6 +101,7 @@ def stack_json(r: StackReport) -> dict[str, Any]:
         "risks": [{"resource": k.resource, "kind": k.kind, "action": k.action, "gpus": k.gpus, "gpu": k.gpu,
                    "cause": k.cause, "impact": k.impact, "headline": k.headline} for k in r.risks],
         "cost": {**_cost_json(r), "prices_leave_out": r.prices_leave_out},
+        "capacity_plan": r.diff.capacity_plan,
         "policy": {"note": r.policy_note, "new": len(r.new_verdicts),
                    "verdicts": [{"policy": v.policy, "level": v.level, "message": v.message, "resource": v.resource,
                                  "new": v in r.new_verdicts} for v in r.verdicts]},

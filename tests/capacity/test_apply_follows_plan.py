@@ -47,7 +47,9 @@ def test_no_on_demand_node_is_added_where_prepaid_pools_hold_the_peak(tmp_path: 
     assert aws["h100"]["nodes"] == {"min": 16, "max": 16} and gcp["h100"]["nodes"] == {"min": 8, "max": 8}
     assert aws["h100-spot"]["nodes"]["max"] == 3  # 20 spot GPUs: 3 p5 nodes, none of them held
     assert "the plan buys" not in result.output  # the commitments are the blocks the stacks hold
-    assert (stacks / "Pulumi.gcp-train.yaml").read_text() == gcp_before  # it already holds all of it
+    # it already holds all of it: only the record of what the plan spends there is new (usd_total 1 a block here)
+    record = "  gpufleet:capacity_plan: {month: 2027-01, usd_per_month: 1.0}\n"
+    assert (stacks / "Pulumi.gcp-train.yaml").read_text() == gcp_before + record
 
 
 def test_a_team_absent_from_the_plan_keeps_its_pools_and_queue(tmp_path: Path, stacks: Path) -> None:
@@ -88,3 +90,17 @@ def test_with_allow_shrink_an_absent_teams_pool_may_shrink_but_its_queue_stays(t
     assert teams["research"] == {"name": "research", "gpus": {"A100-40GB": 24}, "borrowing_limit_gpus": 8}
     # shrunk to the plan's (no A100 work), then grown back to hold the quota research keeps: 24 GPUs, 3 nodes
     assert {p["name"]: p for p in aws["node_pools"]}["a100-eval"]["nodes"]["max"] == 3
+
+
+def test_a_malformed_plan_record_is_a_clear_error() -> None:
+    import pytest
+
+    from components.errors import SpecError
+    from stacks.config import PLAN_KEY, capacity_plan
+
+    assert capacity_plan({PLAN_KEY: {"month": "2027-01", "usd_per_month": 0}}, "s") == \
+        {"month": "2027-01", "usd_per_month": 0.0}
+    assert capacity_plan({}, "s") is None
+    for bad in ({"month": "January", "usd_per_month": 1}, {"month": "2027-01", "usd_per_month": -1}, "1000"):
+        with pytest.raises(SpecError, match=r"gpufleet:capacity_plan: is .* it must be \{month: YYYY-MM"):
+            capacity_plan({PLAN_KEY: bad}, "stacks/Pulumi.x.yaml")
