@@ -52,6 +52,7 @@ class Resource:
     inputs: dict[str, Any]
     dependencies: list[str]
     provider: str | None = None  # `<type>::<name>` of the explicit provider resource; None for components / default
+    protect: bool = False  # the `protect` resource option: the engine refuses to delete or replace it
 
     @property
     def key(self) -> str:
@@ -143,7 +144,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             parent = None
         resource = Resource(type=request.type, name=request.name, parent=parent, custom=bool(request.custom),
                             inputs=inputs, dependencies=sorted({urn_key(u) for u in request.dependencies}),
-                            provider=provider_key(request.provider))
+                            provider=provider_key(request.provider), protect=bool(request.protect))
         with self._lock:
             self.recorded.append(resource)
         return response

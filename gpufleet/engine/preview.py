@@ -71,7 +71,8 @@ class Preview:
             "project": self.graph.project if self.graph else "gpufleet",
             "stack": self.stack,
             "resources": [{"type": r.type, "name": r.name, "parent": r.parent, "custom": r.custom,
-                           "inputs": r.inputs, "dependencies": r.dependencies, "provider": r.provider}
+                           "inputs": r.inputs, "dependencies": r.dependencies, "provider": r.provider,
+                           **({"protect": True} if r.protect else {})}
                           for r in resources],
             "summary": {"resources": len(resources), "gpus": self.gpus()},
             "pools": self.pools(),

@@ -112,7 +112,8 @@ def changed_paths(old: Any, new: Any, prefix: str = "") -> list[str]:
 def resources_of(document: Mapping[str, Any]) -> list[Resource]:
     return [Resource(type=r["type"], name=r["name"], parent=r.get("parent"), custom=bool(r.get("custom", True)),
                      inputs=r.get("inputs") or {}, dependencies=list(r.get("dependencies") or []),
-                     provider=r.get("provider")) for r in document.get("resources", [])]
+                     provider=r.get("provider"), protect=bool(r.get("protect", False)))
+            for r in document.get("resources", [])]
 
 
 def sort_changes(changes: Iterable[Change]) -> list[Change]:

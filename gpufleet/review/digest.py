@@ -54,7 +54,7 @@ def _resource(state: Mapping[str, Any]) -> Resource:
     return Resource(type=state["type"], name=state["urn"].rsplit("::", 1)[-1], parent=parent_key,
                     custom=bool(state.get("custom", False)), inputs=plain(dict(state.get("inputs") or {})),
                     dependencies=sorted(urn_key(u) for u in state.get("dependencies") or []),
-                    provider=provider_key(str(state.get("provider") or "")))
+                    provider=provider_key(str(state.get("provider") or "")), protect=bool(state.get("protect")))
 
 
 def stack_of(digest: Mapping[str, Any]) -> str:

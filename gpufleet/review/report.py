@@ -14,7 +14,7 @@ from rich.console import Console
 from capacity import staleness
 from capacity.prices import coverage
 from capacity.terminal import Column, print_table
-from gpufleet.review import cost, gate
+from gpufleet.review import applicable, cost, gate
 from gpufleet.review.diff import StackDiff
 from gpufleet.review.risk import Risk, risks
 
@@ -68,6 +68,7 @@ def build(diff: StackDiff, prices: cost.Prices, head_verdicts: Sequence[Any] | N
     after = cost.pool_costs(diff.head, prices, before)
     clouds = {c.cloud for c in before + after}
     return StackReport(diff, risks(diff), before, after, ordered, new, policy_note, prices.as_of,
+                       cannot_apply=applicable.cannot_apply(diff),
                        prices_leave_out=coverage.left_out(prices.offers, clouds) if prices.offers else [])
 
 

@@ -31,6 +31,9 @@ def p5en(fleet: dict[str, Any]) -> dict[str, Any]:
     pool = fleet["clusters"][0]["node_pools"][0]
     pool.pop("accelerator"), pool.pop("gpus")
     pool["machine_type"] = "p5en.48xlarge"
+    # a capacity block holds one instance type: the p5en nodes come from a new block (keeping the p5 block's id
+    # cannot apply: tests/gpufleet/test_cannot_apply.py)
+    pool["capacity"]["id"] = "cr-0fedcba9876543210"
     fleet["clusters"][0]["addons"]["kueue_teams"][0]["gpus"] = {"H200": 128}  # the queue follows the GPU model
     return fleet
 
