@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from capacity.cli import app as capacity_app
+from capacity.prices.table import Prices
 from capacity.terminal import Format
 from gpufleet.checks.cli import check_previews, policy_app, verdicts_document
 from gpufleet.deploy import cli as deploy_cli
@@ -19,6 +20,7 @@ from gpufleet.engine.render import print_notes, print_preview
 from gpufleet.jobs.cli import jobs_app
 from gpufleet.netsim.cli import netsim_app
 from gpufleet.review import cli as review_cli
+from gpufleet.review import stack_cost
 from gpufleet.stackdir import check_names, known_stacks
 from stacks.config import STACKS_DIR
 
@@ -63,9 +65,15 @@ def preview(
             raise typer.Exit(2)
         previews.append(found)
     documents = [p.document() for p in previews]
+    prices = Prices.load()
+    for p, doc in zip(previews, documents, strict=True):
+        if p.ok:
+            doc["cost"] = stack_cost.document(p, prices)
     if fmt is Format.TEXT:
-        for p in previews:
+        for p, doc in zip(previews, documents, strict=True):
             print_preview(console, p, tree=tree)
+            if "cost" in doc:
+                stack_cost.print_cost(console, p.stack, doc["cost"])
     valid = [p for p in previews if p.ok]
     found = check_previews(valid, console if fmt is Format.TEXT else errors, policy_config) if policies else {}
     if fmt is Format.JSON:
