@@ -253,5 +253,7 @@ def test_aks_public_endpoint_limited_to_office_ranges_passes(pack: PolicyPack) -
     was refused as open to any address."""
     machine = next(m for m in gpu_machines(Cloud.AZURE) if m.name == "Standard_ND96isr_H100_v5")
     raw = one_machine_fleet(Cloud.AZURE, machine)
-    raw["clusters"][0].update({"endpoint": "public", "public_access_cidrs": ["203.0.113.0/24"]})
+    # the deployer's egress inside the office range: a public endpoint must be reachable by `pulumi up` too
+    raw["clusters"][0].update({"endpoint": "public", "public_access_cidrs": ["203.0.113.0/24"],
+                               "deploy": {"egress_cidrs": ["203.0.113.8/29"]}})
     assert_good(raw, pack)
