@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+import yaml
+
+from stacks.config import STACKS_DIR
 
 
 def git(repo: Path, *args: str) -> None:
@@ -19,3 +26,16 @@ def commit_on_main_then_branch(repo: Path) -> None:
     git(repo, "add", ".")
     git(repo, "commit", "-q", "-m", "stacks")
     git(repo, "checkout", "-q", "-b", "change")
+
+
+def example_stacks_branch(tmp_path: Path, stack: str, change: Callable[[dict[str, Any]], Any]) -> Path:
+    """A repository holding the example stack files on main, and a branch ``change`` on which ``change`` edited
+    ``stack``'s gpufleet:fleet: a pull request as `gpufleet pr` sees it. Returns the repository."""
+    repo = tmp_path / "repo"
+    shutil.copytree(STACKS_DIR, repo / "stacks", ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    commit_on_main_then_branch(repo)
+    path = repo / "stacks" / f"Pulumi.{stack}.yaml"
+    document = yaml.safe_load(path.read_text())
+    change(document["config"]["gpufleet:fleet"])
+    path.write_text(yaml.safe_dump(document))
+    return repo

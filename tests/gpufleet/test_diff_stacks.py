@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from typer.testing import CliRunner
 
 from gpufleet.cli import app
@@ -19,9 +18,8 @@ from gpufleet.deploy.automation import RealError, check_stack, require_cli, run
 from gpufleet.engine.capture import Graph, run_program
 from gpufleet.review import comment, cost, report
 from gpufleet.review.diff import StackDiff, diff_resources
-from stacks.config import STACKS_DIR
 from tests.conftest import Capture, example_fleet
-from tests.gpufleet.gitrepo import commit_on_main_then_branch
+from tests.gpufleet.gitrepo import example_stacks_branch
 
 DATA = Path(__file__).parent / "data"
 OFFERS = DATA / "offers.csv"
@@ -117,14 +115,7 @@ def test_diff_cli_on_preview_files_and_digest(graphs: dict[str, Graph], tmp_path
 
 
 def test_pr_in_a_temporary_git_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    repo = tmp_path / "repo"
-    shutil.copytree(STACKS_DIR, repo / "stacks", ignore=shutil.ignore_patterns("*.py", "__pycache__"))
-    commit_on_main_then_branch(repo)
-    path = repo / "stacks" / "Pulumi.aws-train.yaml"
-    stack = yaml.safe_load(path.read_text())
-    p5en(stack["config"]["gpufleet:fleet"])
-    path.write_text(yaml.safe_dump(stack))
-    monkeypatch.chdir(repo)
+    monkeypatch.chdir(example_stacks_branch(tmp_path, "aws-train", p5en))
     args = ["pr", "--base", "main", "--no-policies", "--format", "json", "--offers", str(OFFERS)]
     out = CliRunner().invoke(app, args)
     assert out.exit_code == 0, out.output

@@ -8,16 +8,13 @@ on-demand $3/GPU-h; nothing prices g6e.12xlarge in it or in the list-price table
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
-import yaml
 from typer.testing import CliRunner
 
 from gpufleet.cli import app
-from stacks.config import STACKS_DIR
-from tests.gpufleet.gitrepo import commit_on_main_then_branch
+from tests.gpufleet.gitrepo import example_stacks_branch
 
 FAKE_OFFERS = ("cloud,region,machine_type,gpu,gpus_per_node,option,usd_per_gpu_hour,source,as_of\n"
                "aws,us-east-1,p5.48xlarge,H100,8,capacity_block,5.0,fake,2026-11-01\n"
@@ -25,14 +22,7 @@ FAKE_OFFERS = ("cloud,region,machine_type,gpu,gpus_per_node,option,usd_per_gpu_h
 
 
 def _repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change) -> Path:
-    repo = tmp_path / "repo"
-    shutil.copytree(STACKS_DIR, repo / "stacks", ignore=shutil.ignore_patterns("*.py", "__pycache__"))
-    commit_on_main_then_branch(repo)
-    path = repo / "stacks" / "Pulumi.aws-train.yaml"
-    stack = yaml.safe_load(path.read_text())
-    change(stack["config"]["gpufleet:fleet"])
-    path.write_text(yaml.safe_dump(stack))
-    monkeypatch.chdir(repo)
+    monkeypatch.chdir(example_stacks_branch(tmp_path, "aws-train", change))
     offers = tmp_path / "offers.csv"
     offers.write_text(FAKE_OFFERS)
     return offers
