@@ -146,7 +146,7 @@ def mpirun_env(text: str) -> dict[str, str]:
     """The environment a ConfigMap's scripts pass to every rank with ``mpirun -x NAME=VALUE`` (upstream's NCCL test
     settings for a fabric), values unquoted; variables built from the shell's own (``${...}``) are left out."""
     out: dict[str, str] = {}
-    for d in yaml.safe_load_all(text):
+    for d in yaml.safe_load_all(untemplated(text)):
         if isinstance(d, dict) and d.get("kind") == "ConfigMap":
             for script in (d.get("data") or {}).values():
                 for name, value in re.findall(r"-x\s+([A-Z_][A-Z0-9_]*)=(\"[^\"]*\"|\S+)", str(script)):
