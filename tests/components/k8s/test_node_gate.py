@@ -6,15 +6,9 @@ a failing or missing result leaves the marker the node problem detector turns in
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from collections.abc import Iterator
-from contextlib import ExitStack
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
 import pytest
 
@@ -22,11 +16,11 @@ from components.k8s import healthgate, nodegate, upstream
 from components.k8s.inputs import AddonInputs
 from components.k8s.render import render
 from components.validate import resolve
-from tests.capacity.loopback import listening, self_signed
+from tests import fake_kube_api
 from tests.components.k8s.conftest import STACKS, clusters
 from tests.conftest import example_fleet
+from tests.fake_kube_api import FakeCluster, service_account, serving
 
-TOKEN = "fake-token"
 GATE = "gpufleet.io/health-gate"
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}
 STARTUP = {"key": GATE, "value": "pending", "effect": "NoSchedule"}
@@ -73,78 +67,14 @@ def test_the_diagnostic_uses_only_flags_dcgmi_has() -> None:
 
 # ---- the script against a FAKE API server -----------------------------------------------------------------------
 
-class FakeCluster:
-    """One node and its pods, as the API server would serve them."""
-
-    def __init__(self, taints: list[dict[str, Any]], gpu_pods: int = 0):
-        self.node = {"metadata": {"name": "gpu-0"}, "spec": {"taints": taints}}
-        resources = {"limits": {"nvidia.com/gpu": "8"}}
-        self.pods = [{"spec": {"nodeName": "gpu-0", "containers": [{"name": "t", "resources": resources}]},
-                      "status": {"phase": "Running"}} for _ in range(gpu_pods)]
-        self.requests: list[tuple[str, str, Any]] = []
-
-    def patch(self, ops: list[dict[str, Any]]) -> tuple[int, dict[str, Any]]:
-        for op in ops:
-            here = self.node["spec"].get("taints")
-            if op["op"] == "test" and op["path"] == "/spec/taints" and op["value"] != here:
-                return 422, {"kind": "Status", "message": "test failed"}
-            if op["op"] == "replace" and op["path"] == "/spec/taints":
-                self.node["spec"]["taints"] = op["value"]
-        return 200, self.node
-
-
-def _api(fake: FakeCluster) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:
-            pass
-
-        def reply(self, code: int, body: dict[str, Any]) -> None:
-            data = json.dumps(body).encode()
-            self.send_response(code)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def handle_one(self, method: str) -> None:
-            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or "null")
-            fake.requests.append((method, unquote(self.path), body))
-            if self.headers.get("Authorization") != f"Bearer {TOKEN}":
-                return self.reply(401, {"kind": "Status"})
-            if self.path == "/api/v1/nodes/gpu-0":
-                if method == "GET":
-                    return self.reply(200, fake.node)
-                if self.headers.get("Content-Type") != "application/json-patch+json":
-                    return self.reply(415, {"kind": "Status"})
-                return self.reply(*fake.patch(body))
-            if method == "GET" and unquote(self.path) == "/api/v1/pods?fieldSelector=spec.nodeName=gpu-0":
-                return self.reply(200, {"items": fake.pods})
-            return self.reply(404, {"kind": "Status", "message": self.path})
-
-        def do_GET(self) -> None:
-            self.handle_one("GET")
-
-        def do_PATCH(self) -> None:
-            self.handle_one("PATCH")
-
-    return Handler
-
-
 @pytest.fixture
 def tls(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    d = tmp_path_factory.mktemp("serviceaccount")
-    cert, _ = self_signed(d)
-    cert.rename(d / "ca.crt")
-    (d / "token").write_text(TOKEN + "\n")
-    return d
+    return service_account(tmp_path_factory.mktemp("serviceaccount"))
 
 
 @pytest.fixture
 def serve(tls: Path) -> Iterator[Any]:
-    with ExitStack() as servers:
-        def start(fake: FakeCluster) -> int:
-            return int(urlsplit(servers.enter_context(listening(_api(fake), (tls / "ca.crt", tls / "key.pem")))).port
-                       or 0)
+    with serving(tls) as start:
         yield start
 
 
@@ -156,18 +86,7 @@ def gate_env() -> dict[str, str]:
 
 
 def run_gate(serve: Any, tls: Path, fake: FakeCluster, tmp: Path, result: str | None, budget_s: float = 5) -> Any:
-    """The gate container's script as the DaemonSet runs it (its env), the diag container's answer already written
-    (or none), the marker under a temp directory, the fake server as the API server."""
-    work, marker = tmp / "work", tmp / "run" / "failed"
-    work.mkdir()
-    if result is not None:
-        (work / "result").write_text(result + "\n")
-    env = {**gate_env(), "NODE_NAME": "gpu-0", "GATE_WORK": str(work), "GATE_MARKER": str(marker),
-           "GATE_BUDGET_S": str(budget_s), "GATE_POLL_S": "0.05", "GATE_ONCE": "1",
-           "KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT_HTTPS": str(serve(fake)),
-           "SERVICEACCOUNT_DIR": str(tls), "PATH": "/usr/bin:/bin"}
-    done = subprocess.run([sys.executable, str(nodegate.SCRIPT)], env=env, capture_output=True, text=True, timeout=60)
-    return done, marker, work
+    return fake_kube_api.run_gate(nodegate.SCRIPT, gate_env(), serve(fake), tls, tmp, result, budget_s)
 
 
 def test_a_passing_diagnostic_opens_the_node(serve: Any, tls: Path, tmp_path: Path) -> None:
