@@ -116,7 +116,7 @@ def gpu_cap(stack: Stack, config: Config) -> Iterable[tuple[str, Node | None]]:
               f"{int(config['max_gpus']):,}", None
 
 
-def _region(stack: Stack, r: Node) -> str | None:
+def stack_pool_region(stack: Stack, r: Node) -> str | None:
     deps = [(d.type, d.props) for d in stack.depends_on(r, AWS_SUBNET, AKS_CLUSTER)]
     return pool_region(r.type, r.props, deps, [p.props for p in stack.of_type(AWS_PROVIDER)])
 
@@ -135,7 +135,7 @@ def monthly_cost(stack: Stack, hours: float, offers: Path | None = None) -> tupl
     total, lines, unpriced = 0.0, [], []
     for r, pool in _stack_pools(stack):
         for machine in pool.machine_types[:1]:
-            option, region = _option(stack, r, pool), _region(stack, r)
+            option, region = _option(stack, r, pool), stack_pool_region(stack, r)
             label = option_label(pool.cloud.value, option) + (", sunk cost" if option in PREPAID else "")
             price = prices.node_hour(pool.cloud.value, machine, region, option, offers)
             if price is None:
@@ -155,7 +155,7 @@ def budget(stack: Stack, config: Config) -> Iterable[tuple[str, Node | None]]:
               "policy pack config (gpufleet policy config --stack NAME writes it), or gpufleet:fleet." \
               "monthly_budget_usd in the stack config", None
         return
-    offers = prices.offers_path(config.get("offers_csv"))
+    offers = prices.project_path(config.get("offers_csv"))
     if offers is not None and not offers.is_file():
         yield f"stack-monthly-budget.offers_csv {config['offers_csv']!r} is not a file (a relative path is read from " \
               "the project root): point it at an offers file with the columns of capacity/data/offers.csv, or set " \

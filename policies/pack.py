@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pulumi_policy import Policy
 
-from policies import cost, gpu, reliability, security
+from policies import cost, gpu, ledger, reliability, security
 
 NAME = "gpufleet"
-THEMES = {"security": security.POLICIES, "gpu": gpu.POLICIES, "cost": cost.POLICIES,
+THEMES = {"security": security.POLICIES, "gpu": gpu.POLICIES, "cost": cost.POLICIES + ledger.POLICIES,
           "reliability": reliability.POLICIES}
 
 

@@ -14,11 +14,12 @@ from pathlib import Path
 
 from capacity.prices.table import Offer, Prices
 
-ROOT = Path(__file__).resolve().parents[1]  # a relative offers_csv is read from the project root
+ROOT = Path(__file__).resolve().parents[1]  # a relative offers_csv (or ledger_json) is read from the project root
 
 
-def offers_path(configured: str | None) -> Path | None:
-    """The configured offers file (absolute, or relative to the project root), or None for the bundled one."""
+def project_path(configured: str | None) -> Path | None:
+    """A file named in policy config (absolute, or relative to the project root); None when not configured (for
+    offers_csv: the bundled snapshot)."""
     if not configured:
         return None
     path = Path(configured)

@@ -206,6 +206,24 @@ def reserved_by_template(template_props: Mapping[str, Any]) -> bool:
                                     "capacityReservationId"))
 
 
+def reserved_id(type_: str, props: Mapping[str, Any], templates: Sequence[Mapping[str, Any]]) -> str | None:
+    """The reservation, capacity block or capacity reservation group a node pool draws on, as it names it: an EKS
+    group through its launch template's target, a GKE pool its specific reservation (``projects/P/reservations/N``
+    or N, maybe with a block), an AKS pool its group's resource id; None when it draws on none. A value the engine
+    does not know yet is UNKNOWN: a check that matches it against a ledger cannot decide, and says so."""
+    if type_ == EKS_NODE_GROUP:
+        found = [get(t, "capacityReservationSpecification.capacityReservationTarget.capacityReservationId")
+                 for t in templates]
+        value = next((f for f in found if f), None)
+    elif type_ == GKE_NODE_POOL:
+        affinity = get(props, "nodeConfig.reservationAffinity")
+        specific = isinstance(affinity, Mapping) and get(affinity, "consumeReservationType") == "SPECIFIC_RESERVATION"
+        value = next(iter(items(get(affinity, "values"))), None) if specific else None
+    else:
+        value = get(props, AKS_RESERVATION_GROUP) if type_ == AKS_AGENT_POOL else None
+    return value if isinstance(value, str) and value else None
+
+
 def _gke_capacity(props: Mapping[str, Any], spot: bool) -> str:
     if spot:
         return "spot"

@@ -89,7 +89,7 @@ def ledger(
     rows = [(e.id, e.cloud, e.kind.value, e.zone or e.region or "", e.machine_type or "",
              "unknown" if e.gpus is None else str(e.gpus), "unknown" if e.end is None else e.end.date().isoformat(),
              "unknown" if e.usd_per_hour is None else f"{e.usd_per_hour:,.2f}",
-             ", ".join(f"{r.stack}/{r.cluster}/{r.pool}" for r in e.references) or "nothing",
+             ", ".join(r.name for r in e.references) or "nothing",
              e.state or "unknown (offline)") for e in entries]
     print_table(console, f"Capacity ledger: {len(entries)} commitment(s)",
                 [*names("id", "cloud", "kind", "zone", "machine type", "GPUs#", "end", "$/hour#"),

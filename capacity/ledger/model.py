@@ -7,9 +7,13 @@ Unknown is never zero: a field the source cannot say (an end date offline, a pri
 from __future__ import annotations
 
 import datetime as dt
+import json
 from enum import StrEnum
+from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from capacity.csvio import InputError, RowProblem
 
 
 class Kind(StrEnum):
@@ -24,9 +28,13 @@ class Kind(StrEnum):
 class Reference(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    stack: str
+    stack: str  # "" where it is not known (a policy pack judges one stack's graph)
     cluster: str
     pool: str
+
+    @property
+    def name(self) -> str:
+        return "/".join(x for x in (self.stack, self.cluster, self.pool) if x)
 
 
 class Entry(BaseModel):
@@ -52,4 +60,37 @@ class Entry(BaseModel):
 
     @property
     def key(self) -> tuple[str, str]:
-        return (self.cloud, self.id.lower())
+        return key(self.cloud, self.id)
+
+
+def key(cloud: str, ident: str) -> tuple[str, str]:
+    """How a commitment is matched across sources: by cloud and id, case-insensitively (ARM ids are); a GCP
+    reservation by its name, however a pool spells it (``projects/P/reservations/NAME``, a zone, a block)."""
+    ident = ident.lower()
+    if cloud == "gcp" and "reservations/" in ident:
+        ident = ident.rsplit("reservations/", 1)[1].split("/", 1)[0]
+    return (cloud, ident)
+
+
+def read(path: Path) -> list[Entry]:
+    """The entries of a recorded `capacity ledger --format json` document; InputError naming the file, the entry
+    and the field when it is not one."""
+    try:
+        document = json.loads(path.read_text())
+        rows = document["entries"]
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise InputError([RowProblem(str(path), None, None, None, f"is not a capacity ledger document ({err}).",
+                                     "Record one with `gpufleet capacity ledger --live --format json > FILE`.")])\
+            from None
+    out, problems = [], []
+    for i, row in enumerate(rows if isinstance(rows, list) else [rows]):
+        try:
+            out.append(Entry.model_validate(row))
+        except ValidationError as err:
+            first = err.errors()[0]
+            problems.append(RowProblem(str(path), None, f"entries[{i}].{'.'.join(map(str, first['loc']))}",
+                                       None, f"{first['msg']}.", "Record the ledger again with `gpufleet capacity "
+                                       "ledger --live --format json` (docs/ledger.md lists its fields)."))
+    if problems:
+        raise InputError(problems)
+    return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections.abc import Sequence
 from enum import StrEnum
@@ -11,10 +12,12 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from capacity.ledger.checks import WARN_DAYS
 from capacity.prices.table import Prices
 from gpufleet.engine.capture import Graph
 from gpufleet.engine.render import print_notes
 from gpufleet.review import comment, gate, report
+from gpufleet.review import ledger as reserved
 from gpufleet.review.diff import StackDiff, diff_documents, diff_payloads
 from gpufleet.review.digest import diff_digest
 
@@ -35,6 +38,11 @@ PoliciesOpt = Annotated[bool, typer.Option(help="Run the policy pack on the head
                                            "violations), configured as `gpufleet preview` does.")]
 PolicyConfigOpt = Annotated[Path | None, typer.Option("--policy-pack-config", help="Policy config JSON merged over "
                                                       "each fleet's (as for `gpufleet preview`).")]
+LedgerOpt = Annotated[Path | None, typer.Option(help="A recorded `gpufleet capacity ledger --live --format json`: flag "
+                                                "pools on reservations or capacity blocks that have ended (blocks) or "
+                                                "end within --warn-days, and capacity billed while idle.")]
+WarnDaysOpt = Annotated[int, typer.Option(min=0, help="With --ledger: flag reserved capacity a pool draws on that ends "
+                                          "within this many days.")]
 
 
 def _load(path: Path) -> Any:
@@ -87,13 +95,35 @@ def verdicts(diffs: Sequence[StackDiff], enabled: bool,
         return {d.stack: (None, None, f"policy pack not run: {err}") for d in diffs}
 
 
+def _ledger(path: Path | None) -> list[Any] | None:
+    """The entries of a recorded ledger; exit 2 with what is wrong when it is not one."""
+    if path is None:
+        return None
+    from capacity.csvio import InputError
+    from capacity.ledger import model
+
+    try:
+        return model.read(path)
+    except InputError as err:
+        errors.print(err.render(), style="red", highlight=False, markup=False)
+        raise typer.Exit(2) from None
+
+
 def emit(diffs: Sequence[StackDiff], fmt: OutFormat, offers: Path | None, policies: bool,
-         policy_config: Path | None = None) -> list[report.StackReport]:
+         policy_config: Path | None = None, ledger: Path | None = None,
+         warn_days: int = WARN_DAYS) -> list[report.StackReport]:
     prices = Prices.load(offers)
+    entries = _ledger(ledger)
+    now = dt.datetime.now(dt.UTC)
+    flags = reserved.flags(entries, diffs, now, warn_days) if entries is not None else {}
     found = verdicts(diffs, policies, policy_config)
-    reports = [report.build(d, prices, *found[d.stack]) for d in diffs]
+    reports = [report.build(d, prices, *found[d.stack], capacity=flags.get(d.stack, ()),
+                            capacity_note=reserved.PARTIAL if entries is not None and d.partial else "")
+               for d in diffs]
+    judged = None if ledger is None else {"file": str(ledger), "as_of": now.isoformat(timespec="seconds"),
+                                          "warn_days": warn_days}
     if fmt is OutFormat.JSON:
-        typer.echo(json.dumps(report.document(reports), indent=2))
+        typer.echo(json.dumps(report.document(reports, judged), indent=2))
     elif fmt is OutFormat.MARKDOWN:
         typer.echo(comment.render(reports))
     else:
@@ -107,7 +137,7 @@ def diff(
     pulumi_preview: Annotated[list[Path] | None, typer.Option(help="A `pulumi preview --json` document "
                                                               "(repeatable, one per stack).")] = None,
     fmt: FormatOpt = OutFormat.TEXT, offers: OffersOpt = None, policies: PoliciesOpt = False,
-    policy_config: PolicyConfigOpt = None,
+    policy_config: PolicyConfigOpt = None, ledger: LedgerOpt = None, warn_days: WarnDaysOpt = WARN_DAYS,
 ) -> None:
     """Compare two offline previews, or report a real `pulumi preview --json`: resource changes, replacements,
     GPU disruption risk, monthly cost delta and policy verdicts. Exits 1 when a stack could not be previewed
@@ -126,7 +156,7 @@ def diff(
     if not diffs:
         errors.print("Nothing to compare: give BASE.json HEAD.json, or --pulumi-preview preview.json.")
         raise typer.Exit(2)
-    _exit(emit(diffs, fmt, offers, policies, policy_config))
+    _exit(emit(diffs, fmt, offers, policies, policy_config, ledger, warn_days))
 
 
 def _exit(reports: Sequence[report.StackReport]) -> None:
@@ -147,7 +177,7 @@ def pr(
     pulumi_preview: Annotated[list[Path] | None, typer.Option(
         help="Real `pulumi preview --json` documents to use instead of the offline diff for their stacks.")] = None,
     fmt: FormatOpt = OutFormat.MARKDOWN, offers: OffersOpt = None, policies: PoliciesOpt = True,
-    policy_config: PolicyConfigOpt = None,
+    policy_config: PolicyConfigOpt = None, ledger: LedgerOpt = None, warn_days: WarnDaysOpt = WARN_DAYS,
 ) -> None:
     """Preview the merge base and the working tree of every stack the change touches, and print the comment.
     Exits 1 when a stack could not be previewed on either side, 3 when the change adds a mandatory policy
@@ -163,4 +193,4 @@ def pr(
     print_notes(errors, (found.head[s] for s in found.stacks))
     diffs = [real.get(s) or diff_documents(found.base[s], found.head[s]) for s in found.stacks]
     diffs += [d for s, d in real.items() if s not in found.stacks]
-    _exit(emit(diffs, fmt, offers, policies, policy_config))
+    _exit(emit(diffs, fmt, offers, policies, policy_config, ledger, warn_days))

@@ -50,6 +50,10 @@ def _stack_table(r: StackReport) -> list[str]:
         lines += [f"Capacity plan for {plan['month']}: ${plan['usd_per_month']:,.0f} for the work it places in this "
                   "stack (`gpufleet capacity apply`); the monthly cost above prices every pool at its max nodes, "
                   "the ceiling.", ""]
+    advice = [f for f in r.capacity if not gate.blocks(f)]  # what blocks leads the comment (_blocked)
+    lines += [f"> ⚠️ reserved capacity ({f.rule.replace('_', ' ')}): {_cell(f.message)}" for f in advice]
+    lines += [f"> {_cell(r.capacity_note)}"] if r.capacity_note else []
+    lines += [""] if advice or r.capacity_note else []
     if r.diff.changes:
         lines += ["| action | resource | type | changed inputs |", "|---|---|---|---|"]
         for group in groups(r.diff.changes):

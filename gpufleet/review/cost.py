@@ -66,7 +66,7 @@ def pool_option(r: Resource, by_key: Mapping[str, Resource]) -> str:
     return capacity
 
 
-def _region(r: Resource, by_key: Mapping[str, Resource]) -> str | None:
+def pool_region_in(r: Resource, by_key: Mapping[str, Resource]) -> str | None:
     deps = [(by_key[d].type, by_key[d].inputs) for d in r.dependencies if d in by_key]
     providers = [p.inputs for p in by_key.values() if p.type == AWS_PROVIDER]
     return pool_region(r.type, r.inputs, deps, providers)
@@ -113,7 +113,7 @@ def pool_costs(resources: Sequence[Resource], prices: Prices, base: Sequence[Poo
             continue
         if pool is None or not pool.machine_types:
             continue
-        machine, region, option = pool.machine_types[0], _region(r, by_key), pool_option(r, by_key)
+        machine, region, option = pool.machine_types[0], pool_region_in(r, by_key), pool_option(r, by_key)
         offer = prices.price(pool.cloud.value, region, machine, option)
         model = pool.machine.gpu if pool.machine else ""
         old = before.get(r.key)

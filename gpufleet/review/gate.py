@@ -5,7 +5,12 @@ A stack that could not be previewed fails the command (exit 1). Otherwise the ch
 adds a mandatory policy violation (a budget lowered below the stack's cost is one: stack-monthly-budget), when a
 GPU pool of the head cannot be priced (unknown is never $0: a cost that leaves a pool out cannot be checked against
 a budget), or when it cannot apply as written (a replacement the engine or the cloud refuses,
-gpufleet.review.applicable). Anything else reports on a change through the same two functions.
+gpufleet.review.applicable). Reserved capacity, judged against a recorded ledger (`--ledger`): a pool that draws on a
+reservation or capacity block that has ended cannot apply (its nodes cannot start), and a pool whose capacity the
+ledger cannot judge blocks too (a check that cannot decide never passes); capacity ending within the warning window
+and capacity billed while idle are advice, shown and never blocking (capacity.ledger.checks.BLOCKING, the split
+the policy pack's mandatory and advisory policies make). Anything else reports on a change through the same two
+functions.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from capacity.ledger.checks import BLOCKING, Flag
 from gpufleet.review import cost
 
 if TYPE_CHECKING:  # the report renders these reasons first: it imports this module
@@ -32,11 +38,18 @@ class Stop:
     code: int
 
 
+def blocks(flag: Flag) -> bool:
+    """Whether a reserved-capacity flag blocks the change: expired capacity, or capacity the ledger cannot judge."""
+    return flag.rule in BLOCKING
+
+
 def stops(reports: Sequence[StackReport]) -> list[Stop]:
-    """Every reason, failures first, then per stack: what cannot apply, new mandatory violations, unpriced pools."""
+    """Every reason, failures first, then per stack: what cannot apply (reserved capacity that has ended or cannot
+    be judged among it), new mandatory violations, unpriced pools."""
     out = [Stop(r.stack, p, FAILED) for r in reports for p in r.diff.problems]
     for r in (r for r in reports if not r.diff.failed):
         out += [Stop(r.stack, reason, BLOCKED) for reason in r.cannot_apply]
+        out += [Stop(r.stack, f"reserved capacity: {f.message}", BLOCKED) for f in r.capacity if blocks(f)]
         out += [Stop(r.stack, f"new {v.level} violation of {v.policy}"
                      + (f" on {v.resource.split('::')[-1]}" if v.resource else "") + f": {v.message}", BLOCKED)
                 for v in r.new_verdicts if v.level in MANDATORY]

@@ -12,6 +12,7 @@ from typing import Any
 from rich.console import Console
 
 from capacity import staleness
+from capacity.ledger.checks import Flag
 from capacity.prices import coverage
 from capacity.terminal import Column, print_table
 from gpufleet.review import applicable, cost, gate
@@ -43,6 +44,8 @@ class StackReport:
     prices_as_of: str = ""  # the oldest price date of the snapshot the costs come from
     cannot_apply: list[str] = field(default_factory=list)  # what the engine or the cloud would refuse, and the way out
     prices_leave_out: list[str] = field(default_factory=list)  # options of the stack's clouds the snapshot never prices
+    capacity: list[Flag] = field(default_factory=list)  # reserved capacity against a recorded ledger (review.ledger)
+    capacity_note: str = ""  # why it was not judged, when it was asked for and was not
 
     @property
     def stack(self) -> str:
@@ -58,8 +61,10 @@ def findings(verdicts: Sequence[Any]) -> list[Finding]:
 
 
 def build(diff: StackDiff, prices: cost.Prices, head_verdicts: Sequence[Any] | None = None,
-          base_verdicts: Sequence[Any] | None = None, policy_note: str = "") -> StackReport:
-    """``*_verdicts``: gpufleet.checks.analyzer.Verdict-like objects; None when the policy pack did not run."""
+          base_verdicts: Sequence[Any] | None = None, policy_note: str = "", capacity: Sequence[Flag] = (),
+          capacity_note: str = "") -> StackReport:
+    """``*_verdicts``: gpufleet.checks.analyzer.Verdict-like objects; None when the policy pack did not run.
+    ``capacity``: the stack's flags against a recorded ledger (gpufleet.review.ledger)."""
     head = findings(head_verdicts or [])
     old = {(f.policy, f.resource, f.message) for f in findings(base_verdicts or [])}
     new = [f for f in head if (f.policy, f.resource, f.message) not in old] if base_verdicts is not None else []
@@ -69,7 +74,8 @@ def build(diff: StackDiff, prices: cost.Prices, head_verdicts: Sequence[Any] | N
     clouds = {c.cloud for c in before + after}
     return StackReport(diff, risks(diff), before, after, ordered, new, policy_note, prices.as_of,
                        cannot_apply=applicable.cannot_apply(diff),
-                       prices_leave_out=coverage.left_out(prices.offers, clouds) if prices.offers else [])
+                       prices_leave_out=coverage.left_out(prices.offers, clouds) if prices.offers else [],
+                       capacity=list(capacity), capacity_note=capacity_note)
 
 
 def _pool_json(c: cost.PoolCost) -> dict[str, Any]:
@@ -106,6 +112,8 @@ def stack_json(r: StackReport) -> dict[str, Any]:
         "policy": {"note": r.policy_note, "new": len(r.new_verdicts),
                    "verdicts": [{"policy": v.policy, "level": v.level, "message": v.message, "resource": v.resource,
                                  "new": v in r.new_verdicts} for v in r.verdicts]},
+        "capacity": {"note": r.capacity_note,
+                     "flags": [{**f.model_dump(mode="json"), "blocking": gate.blocks(f)} for f in r.capacity]},
     }
 
 
@@ -114,9 +122,10 @@ def prices_staleness(reports: Sequence[StackReport]) -> staleness.Staleness:
     return staleness.of([r.prices_as_of for r in reports if r.prices_as_of])
 
 
-def document(reports: Sequence[StackReport]) -> dict[str, Any]:
+def document(reports: Sequence[StackReport], ledger: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``ledger``: what the reserved-capacity flags were judged against ({file, as_of, warn_days}), or None."""
     found = gate.stops(reports)
-    return {"schema": SCHEMA, "headline": headline(reports), "exit_code": gate.exit_code(found),
+    return {"schema": SCHEMA, "headline": headline(reports), "exit_code": gate.exit_code(found), "ledger": ledger,
             "blocked_by": [{"stack": s.stack, "reason": s.reason, "exit_code": s.code} for s in found],
             "delta_usd": round(sum(r.delta_usd for r in reports), 2),
             "hours_per_month": cost.HOURS_PER_MONTH, "prices": prices_staleness(reports).as_dict(),
@@ -192,5 +201,9 @@ def print_report(console: Console, reports: Sequence[StackReport]) -> None:
                       f"({cost.money_delta(r.before, r.after)})")
         for v in r.new_verdicts:
             console.print(f"  [red]new {v.level} violation[/] {v.policy}: {v.message}")
+        for f in (f for f in r.capacity if not gate.blocks(f)):
+            console.print(f"  [yellow]reserved capacity ({f.rule}):[/] {f.message}", highlight=False)
+        if r.capacity_note:
+            console.print(f"  [dim]{r.capacity_note}[/]")
         if r.policy_note:
             console.print(f"  [dim]{r.policy_note}[/]")
