@@ -8,27 +8,19 @@ The ledger is a FAKE in the shape the live command prints (docs/ledger.md), date
 from __future__ import annotations
 
 import datetime as dt
-import shutil
 from pathlib import Path
 
 import pytest
-import yaml
 from typer.testing import CliRunner
 
 from gpufleet.cli import app
-from stacks.config import STACKS_DIR
-from tests.gpufleet.gitrepo import commit_on_main_then_branch
+from tests.gpufleet.gitrepo import example_stacks_branch
 from tests.gpufleet.test_pr_reserved_capacity import BLOCK, ODCR, ledger
 
 
 def test_a_pool_on_an_ended_block_blocks_the_pr(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    repo = tmp_path / "repo"
-    shutil.copytree(STACKS_DIR, repo / "stacks", ignore=shutil.ignore_patterns("*.py", "__pycache__"))
-    commit_on_main_then_branch(repo)
-    path = repo / "stacks" / "Pulumi.aws-train.yaml"
-    stack = yaml.safe_load(path.read_text())
-    stack["config"]["gpufleet:fleet"]["tags"]["owner"] = "alice"  # the change under review leaves the pool as it is
-    path.write_text(yaml.safe_dump(stack))
+    # the change under review leaves the h100 pool as it is: a fleet tag
+    repo = example_stacks_branch(tmp_path, "aws-train", lambda fleet: fleet["tags"].update(owner="alice"))
     recorded = ledger(tmp_path / "ledger.json", -dt.timedelta(days=1))
     monkeypatch.chdir(repo)
     out = CliRunner().invoke(app, ["pr", "--base", "main", "--no-policies", "--ledger", str(recorded)])
