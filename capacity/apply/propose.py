@@ -159,15 +159,18 @@ def _size_reserved(p: Proposal, key: Key, ctype: CapacityType, gpus: float, on_d
                    allow_shrink: bool, what: str) -> float:
     """Grow reservation / capacity block pools to what the plan holds; shrink them (only when allowed) to what
     the plan holds plus the pay-per-use work they can carry; return the GPUs they hold beyond the peak of the
-    plan's own work on them (GPUs committed but not run at the peak carry other work too)."""
-    held = sum(x.max_gpus for x in group)
+    plan's own work on them (GPUs committed but not run at the peak carry other work too). A commitment is held
+    only by pools of its own machine type (a GCP commitment attaches to a reservation of that machine type)."""
+    fits = [x for x in group if not commit or x.machine.name in commit]
+    other = sum(x.max_gpus for x in group if x not in fits)
+    held = sum(x.max_gpus for x in fits)
     machine = machine_for(key, commit, group or pools)
     if machine is None:
         return 0.0
-    required = max(gpus, sum(n * machine.gpus for n in commit.values()))
+    required = max(gpus - other, sum(n * machine.gpus for n in commit.values()))
     if required > held + EPS:
         nodes = math.ceil((required - held) / machine.gpus - EPS)
-        pending = [x for x in group if x.node.get("capacity", {}).get("id") == PENDING_ID]
+        pending = [x for x in fits if x.node.get("capacity", {}).get("id") == PENDING_ID]
         if pending:  # grow the pool still waiting for its purchase rather than add another
             target = pending[0]
             total = int(target.node["nodes"]["max"]) + nodes
@@ -176,8 +179,10 @@ def _size_reserved(p: Proposal, key: Key, ctype: CapacityType, gpus: float, on_d
             target = add_pool(p, key, ctype, machine, host, nodes, reserved=True)
         p.purchases.append(Purchase(key[0], key[1], machine.name, nodes, f"{what} (buy now; its id replaces "
                                     f"'{PENDING_ID}')", f"{target.doc.name}:{target.path}"))
-        return max(held + nodes * machine.gpus - gpus, 0.0)
+        return max(held + other + nodes * machine.gpus - gpus, 0.0)
     else:
+        held += other
+        required = max(gpus, required)
         excess = held - required - on_demand
         why = (f"{key[2]} {ctype.value}: prepaid capacity the plan does not use in {p.month} "
                f"(plan {required + on_demand:.0f} GPUs, held {held})")

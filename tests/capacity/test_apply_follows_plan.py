@@ -104,3 +104,18 @@ def test_a_malformed_plan_record_is_a_clear_error() -> None:
     for bad in ({"month": "January", "usd_per_month": 1}, {"month": "2027-01", "usd_per_month": -1}, "1000"):
         with pytest.raises(SpecError, match=r"gpufleet:capacity_plan: is .* it must be \{month: YYYY-MM"):
             capacity_plan({PLAN_KEY: bad}, "stacks/Pulumi.x.yaml")
+
+
+def test_a_commitment_on_another_machine_type_is_bought_not_counted_as_held(tmp_path: Path, stacks: Path) -> None:
+    # gcp-train holds an a3-mega reservation (8 nodes); the plan commits 3 a3-high nodes (24 H100 for eval). A GCP
+    # commitment attaches to a reservation of its own machine type: 3 a3-highgpu-8g nodes to buy, in a new pool.
+    commitment = {"cloud": "gcp", "region": "us-central1", "machine_type": "a3-highgpu-8g", "gpu": "H100",
+                  "option": "commit_1y", "start_month": JAN, "nodes": 3, "gpus": 24, "usd_total": 1}
+    plan = write_plan(tmp_path / "plan", [line(JAN, "eval", "H100", "gcp", "us-central1", 24, "commit_1y")],
+                      [commitment])
+    result = apply(plan, stacks, JAN, "--write")
+    assert result.exit_code == 0, result.output
+    pools = fleet(stacks, "gcp-train")["clusters"][0]["node_pools"]
+    pending = [(p["machine_type"], p["nodes"]) for p in pools if p.get("capacity", {}).get("id") == "pending"]
+    assert pending == [("a3-highgpu-8g", {"min": 3, "max": 3})]
+    assert "a3-highgpu-8g" in result.output.split("the plan buys")[1]
