@@ -52,3 +52,15 @@ def fleet(stacks: Path, name: str) -> dict:
     import yaml
 
     return yaml.safe_load((stacks / f"Pulumi.{name}.yaml").read_text())["config"][CONFIG_KEY]
+
+
+def commitment(cloud: str, region: str, machine: str, option: str, nodes: int, gpu: str = "H100") -> dict:
+    """A commitments.csv row from January of 8-GPU nodes (its charge is not what apply reads: 1 USD)."""
+    return {"cloud": cloud, "region": region, "machine_type": machine, "gpu": gpu, "option": option,
+            "start_month": JAN, "nodes": nodes, "gpus": 8 * nodes, "usd_total": 1}
+
+
+def pending_pools(stacks: Path, name: str) -> list[tuple[str, dict]]:
+    """(machine type, nodes) of the stack's pools whose capacity is still to buy."""
+    pools = fleet(stacks, name)["clusters"][0]["node_pools"]
+    return [(p["machine_type"], p["nodes"]) for p in pools if p.get("capacity", {}).get("id") == "pending"]

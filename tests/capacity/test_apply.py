@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pulumi
 import pytest
-from apply_helpers import FEB, JAN, apply, fleet, line, stacks, write_plan
+from apply_helpers import FEB, JAN, apply, commitment, fleet, line, pending_pools, stacks, write_plan
 
 from capacity.apply.need import peak_gpus
 from capacity.reconcile import reconcile
@@ -141,18 +141,20 @@ def test_a_team_moving_clusters_is_added_there_and_dropped_here_only_when_allowe
     assert aws_teams == {"pretrain"}
 
 
-def test_a_gcp_commitment_becomes_a_reservation_pool_with_a_pending_id(tmp_path: Path, stacks: Path) -> None:
-    commitment = {"cloud": "gcp", "region": "us-central1", "machine_type": "a3-megagpu-8g", "gpu": "H100",
-                  "option": "commit_1y", "start_month": JAN, "nodes": 12, "gpus": 96, "usd_total": 1}
-    plan = write_plan(tmp_path / "plan", [line(JAN, "pretrain", "H100", "gcp", "us-central1", 96, "commit_1y")],
-                      [commitment])
+@pytest.mark.parametrize(("gpus", "machine", "nodes", "to_buy"), [
+    # the stack reserves 8 a3-megagpu-8g nodes already; the commitment holds 12: 4 more to buy
+    (96, "a3-megagpu-8g", 12, 4),
+    # a GCP commitment attaches to a reservation of its own machine type: the a3-mega one cannot hold a3-high nodes
+    (24, "a3-highgpu-8g", 3, 3),
+])
+def test_a_gcp_commitment_becomes_a_reservation_pool_with_a_pending_id(tmp_path: Path, stacks: Path, gpus: int,
+                                                                       machine: str, nodes: int, to_buy: int) -> None:
+    plan = write_plan(tmp_path / "plan", [line(JAN, "pretrain", "H100", "gcp", "us-central1", gpus, "commit_1y")],
+                      [commitment("gcp", "us-central1", machine, "commit_1y", nodes)])
     result = apply(plan, stacks, JAN, "--write")
     assert result.exit_code == 0, result.output
-    pools = fleet(stacks, "gcp-train")["clusters"][0]["node_pools"]
-    pending = [p for p in pools if p.get("capacity", {}).get("id") == "pending"]
-    # the stack reserves 8 a3-megagpu-8g nodes already; the commitment holds 12: 4 more to buy
-    assert [(p["machine_type"], p["nodes"]) for p in pending] == [("a3-megagpu-8g", {"min": 4, "max": 4})]
-    assert "buy now" in result.output
+    assert pending_pools(stacks, "gcp-train") == [(machine, {"min": to_buy, "max": to_buy})]
+    assert machine in result.output.split("the plan buys")[1] and "buy now" in result.output
     edited = load_stack_file(stacks / "Pulumi.gcp-train.yaml")  # validates: a preview may show it
     assert pending_capacity(edited) == ["clusters[0].node_pools[2].capacity.id (train/h100-res)"]
 

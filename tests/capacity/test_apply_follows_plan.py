@@ -10,14 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from apply_helpers import JAN, apply, fleet, line, stacks, write_plan
+from apply_helpers import JAN, apply, commitment, fleet, line, stacks, write_plan
 
 __all__ = ["stacks"]  # the fixture, used by name
-
-
-def block(cloud: str, region: str, machine: str, option: str, nodes: int) -> dict:
-    return {"cloud": cloud, "region": region, "machine_type": machine, "gpu": "H100", "option": option,
-            "start_month": JAN, "nodes": nodes, "gpus": 8 * nodes, "usd_total": 1}
 
 
 def three_teams(tmp_path: Path) -> Path:
@@ -31,8 +26,8 @@ def three_teams(tmp_path: Path) -> Path:
         line(JAN, "pretrain", "H100", "gcp", "us-central1", 40, "reservation", gang=64),
         line(JAN, "pretrain", "H100", "gcp", "us-central1", 8, gang=64),
         line(JAN, "eval", "H100", "aws", "us-east-1", 20, "spot"),
-    ], [block("aws", "us-east-1", "p5.48xlarge", "capacity_block", 16),
-        block("gcp", "us-central1", "a3-megagpu-8g", "reservation", 8)])
+    ], [commitment("aws", "us-east-1", "p5.48xlarge", "capacity_block", 16),
+        commitment("gcp", "us-central1", "a3-megagpu-8g", "reservation", 8)])
 
 
 def test_no_on_demand_node_is_added_where_prepaid_pools_hold_the_peak(tmp_path: Path, stacks: Path) -> None:
@@ -73,7 +68,7 @@ def test_a_gang_on_fewer_prepaid_gpus_gets_its_top_up_pool(tmp_path: Path, stack
     plan = write_plan(tmp_path / "plan", [
         line(JAN, "pretrain", "H100", "gcp", "us-central1", 64, "reservation", gang=96),
         line(JAN, "pretrain", "H100", "gcp", "us-central1", 32, gang=96),
-    ], [block("gcp", "us-central1", "a3-megagpu-8g", "reservation", 8)])
+    ], [commitment("gcp", "us-central1", "a3-megagpu-8g", "reservation", 8)])
     result = apply(plan, stacks, JAN, "--write")
     assert result.exit_code == 0, result.output
     gcp = {p["name"]: p for p in fleet(stacks, "gcp-train")["clusters"][0]["node_pools"]}
@@ -105,17 +100,3 @@ def test_a_malformed_plan_record_is_a_clear_error() -> None:
         with pytest.raises(SpecError, match=r"gpufleet:capacity_plan: is .* it must be \{month: YYYY-MM"):
             capacity_plan({PLAN_KEY: bad}, "stacks/Pulumi.x.yaml")
 
-
-def test_a_commitment_on_another_machine_type_is_bought_not_counted_as_held(tmp_path: Path, stacks: Path) -> None:
-    # gcp-train holds an a3-mega reservation (8 nodes); the plan commits 3 a3-high nodes (24 H100 for eval). A GCP
-    # commitment attaches to a reservation of its own machine type: 3 a3-highgpu-8g nodes to buy, in a new pool.
-    commitment = {"cloud": "gcp", "region": "us-central1", "machine_type": "a3-highgpu-8g", "gpu": "H100",
-                  "option": "commit_1y", "start_month": JAN, "nodes": 3, "gpus": 24, "usd_total": 1}
-    plan = write_plan(tmp_path / "plan", [line(JAN, "eval", "H100", "gcp", "us-central1", 24, "commit_1y")],
-                      [commitment])
-    result = apply(plan, stacks, JAN, "--write")
-    assert result.exit_code == 0, result.output
-    pools = fleet(stacks, "gcp-train")["clusters"][0]["node_pools"]
-    pending = [(p["machine_type"], p["nodes"]) for p in pools if p.get("capacity", {}).get("id") == "pending"]
-    assert pending == [("a3-highgpu-8g", {"min": 3, "max": 3})]
-    assert "a3-highgpu-8g" in result.output.split("the plan buys")[1]
