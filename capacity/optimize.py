@@ -85,6 +85,7 @@ class _Part:
     objective: float = 0.0
     bound: float = 0.0
     status: str = "time_limit"  # a plan without a proof (the LP bound of 0 holds: every cost is >= 0)
+    start_objective: float = math.inf  # the cheapest start plan (greedy): what the plan written never exceeds
 
 
 def solve(problem: Problem, gap: float = DEFAULT_GAP, time_limit_s: float = DEFAULT_TIME_LIMIT_S,
@@ -117,6 +118,7 @@ def solve(problem: Problem, gap: float = DEFAULT_GAP, time_limit_s: float = DEFA
             x = encode(problem, part.model, plan)
             if x is not None and highs.feasible(part.model, x):
                 _offer(part, x)
+                part.start_objective = min(part.start_objective, float(np.dot(part.model.arrays()["cost"], x)))
         _judge(part, gap)
 
     with ThreadPoolExecutor(WORKERS) as pool:
@@ -283,7 +285,8 @@ def _milp(part: _Part, gap: float, abs_gap: float, time_limit_s: float, progress
 
 def _stay(problem: Problem, parts: list[_Part], gap: float, threshold: float, deadline: float) -> None:
     """Keep placements put, spending at most what keeps the whole plan within its gap: the slack
-    bound / (1 - gap) - objective, shared over the parts in proportion to their own slack."""
+    bound / (1 - gap) - objective, shared over the parts in proportion to their own slack; and never so much
+    that a part costs more than its start plan (the greedy baseline), so the plan stays no worse than it."""
     objective = sum(p.objective for p in parts)
     slack = max(0.0, min(sum(p.bound for p in parts), objective) / (1 - gap) * (1 - 1e-9) - objective) if gap < 1 \
         else 0.0
@@ -291,7 +294,8 @@ def _stay(problem: Problem, parts: list[_Part], gap: float, threshold: float, de
     for part, share in zip(parts, own, strict=True):
         if part.x is None or not len(part.x):
             continue
-        budget = slack * share / sum(own) if sum(own) > 0 else 0.0
+        budget = min(slack * share / sum(own) if sum(own) > 0 else 0.0,
+                     max(0.0, part.start_objective - part.objective))
         part.x = stay.stay(problem, part.model, part.x, threshold, budget, deadline)
         part.objective = float(np.dot(part.model.arrays()["cost"], part.x))
 
@@ -303,7 +307,7 @@ def _polish(part: _Part, deadline: float) -> None:
     model = part.model
     if part.x is None or not model.integer:
         return
-    part.x = settle.prune(model, part.x, deadline)
+    part.x = settle.prune(model, part.x, deadline, part.start_objective)
     part.objective = float(np.dot(model.arrays()["cost"], part.x))
     part.bound = min(part.bound, part.objective)
 

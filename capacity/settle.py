@@ -32,9 +32,10 @@ def fixed(model: Model, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return lower, upper
 
 
-def prune(model: Model, x: np.ndarray, deadline: float) -> np.ndarray:
+def prune(model: Model, x: np.ndarray, deadline: float, cap: float = float("inf")) -> np.ndarray:
     """``x`` (integers whole) without every prepaid node that saves nothing; its continuous part re-optimised.
-    Nodes are tried one at a time, lot by lot in a fixed order (the model's), each lot until a node pays."""
+    Nodes are tried one at a time, lot by lot in a fixed order (the model's), each lot until a node pays; a tie
+    within solver noise is taken only while the plan stays at most ``cap`` (the start plan's cost)."""
     lower, upper = fixed(model, x)
     h = highs_for(model, integral=False, gap=DEFAULT_GAP, time_limit_s=max(1.0, deadline - time.perf_counter()),
                   bounds=(lower, upper))
@@ -48,7 +49,7 @@ def prune(model: Model, x: np.ndarray, deadline: float) -> np.ndarray:
         gangs = [w for (u, s), w in model.prepaid.items() if s is site and model.units[u].month in span and lower[w]]
         while lower[col] >= 1 and time.perf_counter() < stop:
             for paid_only in ([], gangs) if gangs else ([],):
-                found = _try(h, {col: lower[col] - 1, **dict.fromkeys(paid_only, 0.0)}, best)
+                found = _try(h, {col: lower[col] - 1, **dict.fromkeys(paid_only, 0.0)}, best, cap)
                 if found is not None:
                     break
             if found is None:
@@ -67,12 +68,13 @@ def _set(h: highspy.Highs, values: dict[int, float]) -> None:
         h.changeColBounds(col, value, value)
 
 
-def _try(h: highspy.Highs, values: dict[int, float], best: float) -> tuple[dict[int, float], np.ndarray, float] | None:
+def _try(h: highspy.Highs, values: dict[int, float], best: float,
+         cap: float) -> tuple[dict[int, float], np.ndarray, float] | None:
     """The plan with ``values`` fixed, when it costs no more than ``best`` (a tie counts as no more)."""
     _set(h, values)
     h.run()
     value = float(h.getInfo().objective_function_value)
     tie = max(TIE_ABS_USD, TIE_REL * abs(best))
-    if h.getModelStatus() == highspy.HighsModelStatus.kOptimal and value <= best + tie:
+    if h.getModelStatus() == highspy.HighsModelStatus.kOptimal and value <= min(best + tie, max(cap, best)):
         return values, np.asarray(h.getSolution().col_value), value
     return None
