@@ -1,4 +1,4 @@
-"""Stacks a user writes from the README (the fleet description section), one per cloud, covering the machine types
+"""Stacks a user writes from the README's fleet description (docs/fleet.md), one per cloud, covering the machine types
 and capacity kinds the README names: p5en and p6-b200 (reservation, capacity block, spot), a3-highgpu-8g and
 a4-highgpu-8g (spot, a reservation block), ND H200 v5 (a capacity reservation group) with an Azure spot pool
 capped by price. Shared by the conformance tests and any test that wants user-shaped fleets."""
