@@ -66,9 +66,14 @@ def pool_option(r: Resource, by_key: Mapping[str, Resource]) -> str:
     return capacity
 
 
-def pool_region_in(r: Resource, by_key: Mapping[str, Resource]) -> str | None:
+def aws_providers(resources: Iterable[Resource]) -> list[Mapping[str, Any]]:
+    """The inputs of every AWS provider: an EKS pool's region is its provider's (found once per graph, not per
+    pool: a 50-cluster stack has 150 pools in 7,700 resources)."""
+    return [p.inputs for p in resources if p.type == AWS_PROVIDER]
+
+
+def pool_region_in(r: Resource, by_key: Mapping[str, Resource], providers: list[Mapping[str, Any]]) -> str | None:
     deps = [(by_key[d].type, by_key[d].inputs) for d in r.dependencies if d in by_key]
-    providers = [p.inputs for p in by_key.values() if p.type == AWS_PROVIDER]
     return pool_region(r.type, r.inputs, deps, providers)
 
 
@@ -102,6 +107,7 @@ def pool_costs(resources: Sequence[Resource], prices: Prices, base: Sequence[Poo
     """Every pool's cost; with ``base`` (the same stack before a change), a prepaid pool that shrinks keeps
     paying for the nodes it had."""
     by_key = {r.key: r for r in resources}
+    providers = aws_providers(resources)
     before = {c.key: c for c in base}
     out = []
     for r in resources:
@@ -113,7 +119,7 @@ def pool_costs(resources: Sequence[Resource], prices: Prices, base: Sequence[Poo
             continue
         if pool is None or not pool.machine_types:
             continue
-        machine, region, option = pool.machine_types[0], pool_region_in(r, by_key), pool_option(r, by_key)
+        machine, region, option = pool.machine_types[0], pool_region_in(r, by_key, providers), pool_option(r, by_key)
         offer = prices.price(pool.cloud.value, region, machine, option)
         model = pool.machine.gpu if pool.machine else ""
         old = before.get(r.key)

@@ -22,6 +22,7 @@ PARTIAL = ("reserved capacity not judged: the real preview lists only changed re
 def pool_uses(d: StackDiff) -> list[PoolUse]:
     """Every node pool of the head graph and what it draws on (a pool whose sizing is masked still names it)."""
     by_key = {r.key: r for r in d.head}
+    providers = cost.aws_providers(d.head)
     out = []
     for r in d.head:
         if r.type not in NODE_POOLS:
@@ -30,7 +31,7 @@ def pool_uses(d: StackDiff) -> list[PoolUse]:
         if pool is None:
             continue
         templates = [by_key[k].inputs for k in r.dependencies if k in by_key and by_key[k].type == LAUNCH_TEMPLATE]
-        out.append(PoolUse(stack=d.stack, cloud=pool.cloud.value, region=cost.pool_region_in(r, by_key),
+        out.append(PoolUse(stack=d.stack, cloud=pool.cloud.value, region=cost.pool_region_in(r, by_key, providers),
                            cluster=pool.cluster, pool=str(pool.labels.get(POOL_LABEL, r.name)),
                            capacity_id=reserved_id(r.type, r.inputs, templates)))
     return out
