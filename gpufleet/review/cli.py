@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -73,24 +74,26 @@ def verdicts(diffs: Sequence[StackDiff], enabled: bool,
              user_config: Path | None = None) -> dict[str, tuple[Any, Any, str]]:
     """stack -> (head verdicts, base verdicts, note). Each side runs with its fleet's policy config (budget, spot
     pools) merged under ``user_config``: the configuration `gpufleet preview` and `gpufleet policy check` use.
-    The pack's absence or failure becomes the note."""
+    The head side and the base side each get a pack process of their own, run at once (the analysis is the
+    pack's CPU, not ours). The pack's absence or failure becomes the note."""
     if not enabled:
         return {d.stack: (None, None, "policy pack not run (--no-policies)") for d in diffs}
     try:
         from gpufleet.checks.analyzer import PolicyPack, analyze, load_config, merge_config
 
         user = load_config(user_config) if user_config else None
-        found: dict[str, tuple[Any, Any, str]] = {}
-        with PolicyPack() as pack:
-            for d in diffs:
-                if d.failed or d.partial:
-                    found[d.stack] = (None, None, _note(d))
-                    continue
-                head = analyze(_graph(d.stack, d.head), merge_config(d.policy_config, user), pack)
-                base = analyze(_graph(d.stack, d.base), merge_config(d.base_policy_config, user),
-                               pack) if d.base else []
-                found[d.stack] = (head, base, _note(d))
-        return found
+        judged = [d for d in diffs if not (d.failed or d.partial)]
+
+        def side(head: bool) -> dict[str, Any]:
+            with PolicyPack() as pack:
+                return {d.stack: analyze(_graph(d.stack, d.head), merge_config(d.policy_config, user), pack)
+                        if head else analyze(_graph(d.stack, d.base), merge_config(d.base_policy_config, user), pack)
+                        for d in judged if head or d.base}
+
+        with ThreadPoolExecutor(2) as pool:
+            heads, bases = pool.map(side, (True, False))
+        return {d.stack: (heads[d.stack], bases.get(d.stack, []), _note(d)) if d.stack in heads
+                else (None, None, _note(d)) for d in diffs}
     except Exception as err:  # the pack is optional here: report why it is missing, never fail the comment
         return {d.stack: (None, None, f"policy pack not run: {err}") for d in diffs}
 
