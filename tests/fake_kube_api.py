@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from tests.capacity.loopback import listening, self_signed
+from tests.capacity import loopback
+from tests.capacity.loopback import JsonHandler, listening
 
 TOKEN = "fake-token"
 
@@ -41,18 +42,7 @@ class FakeCluster:
 
 
 def _api(fake: FakeCluster) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:
-            pass
-
-        def reply(self, code: int, body: dict[str, Any]) -> None:
-            data = json.dumps(body).encode()
-            self.send_response(code)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
+    class Handler(JsonHandler):
         def handle_one(self, method: str) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or "null")
             fake.requests.append((method, unquote(self.path), body))
@@ -78,11 +68,8 @@ def _api(fake: FakeCluster) -> type[BaseHTTPRequestHandler]:
 
 
 def service_account(d: Path) -> Path:
-    """A service-account-shaped directory (token, ca.crt) and the server's key, for 127.0.0.1."""
-    cert, _ = self_signed(d)
-    cert.rename(d / "ca.crt")
-    (d / "token").write_text(TOKEN + "\n")
-    return d
+    """A service-account-shaped directory for the FAKE API server, with its token."""
+    return loopback.service_account(d, TOKEN)
 
 
 @contextmanager

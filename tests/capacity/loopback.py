@@ -34,20 +34,26 @@ class Fake:
         return answers.pop(0) if len(answers) > 1 else answers[0]
 
 
+class JsonHandler(BaseHTTPRequestHandler):
+    """A request handler that answers JSON and logs nothing."""
+
+    def reply(self, status: int, body: Any) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: Any) -> None:
+        return
+
+
 def _handler(fake: Fake) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(JsonHandler):
         def do_GET(self) -> None:
             fake.requests.append(("GET", self.path, dict(self.headers)))
-            status, body = fake.answer("GET", urlsplit(self.path).path)
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *args: Any) -> None:
-            return
+            self.reply(*fake.answer("GET", urlsplit(self.path).path))
 
     return Handler
 
@@ -76,6 +82,15 @@ def self_signed(directory: Path) -> tuple[Path, Path]:
     key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                            serialization.NoEncryption()))
     return cert_path, key_path
+
+
+def service_account(directory: Path, token: str) -> Path:
+    """A service-account-shaped directory (token, ca.crt) and the fake API server's key, for 127.0.0.1: the CA
+    certificate signs itself and is the server's."""
+    cert, _ = self_signed(directory)
+    cert.rename(directory / "ca.crt")
+    (directory / "token").write_text(token + "\n")
+    return directory
 
 
 @contextmanager

@@ -24,7 +24,7 @@ from components.k8s import installplans
 from components.k8s.inputs import AddonInputs
 from components.k8s.render import render
 from gpufleet.engine.capture import Graph
-from tests.capacity.loopback import listening, self_signed
+from tests.capacity.loopback import JsonHandler, listening, service_account
 from tests.components.k8s.conftest import STACKS, clusters, kubernetes_objects
 from tests.components.k8s.validation import validate
 
@@ -119,26 +119,11 @@ class FakeOlm:
 @pytest.fixture(scope="module")
 def tls(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A service-account-shaped directory (token, ca.crt) and the fake server's key, for 127.0.0.1."""
-    d = tmp_path_factory.mktemp("serviceaccount")
-    cert, _ = self_signed(d)  # a CA certificate for 127.0.0.1: it signs itself and is the server's
-    cert.rename(d / "ca.crt")
-    (d / "token").write_text(TOKEN + "\n")
-    return d
+    return service_account(tmp_path_factory.mktemp("serviceaccount"), TOKEN)
 
 
 def _api(olm: FakeOlm) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:
-            pass
-
-        def reply(self, code: int, body: dict[str, Any]) -> None:
-            data = json.dumps(body).encode()
-            self.send_response(code)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
+    class Handler(JsonHandler):
         def handle_one(self, method: str) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or "null")
             olm.requests.append((method, self.path, body, self.headers.get("Content-Type", "")))
