@@ -10,7 +10,6 @@ network and builds the rest. One stack, one state: `gpufleet up --stage` and .gi
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from components.catalog import Cloud
 from components.errors import SpecProblem
 from components.reach import REACH, Origin, Route, Where, reach
 from components.spec import ClusterSpec
+from components.validate_access import cidr_problems
 
 CLOUD_STAGE = "cloud"
 CLUSTER_STAGE = "cluster"
@@ -83,17 +83,6 @@ def deploy_path(cloud: Cloud, c: ClusterSpec) -> DeployPath:
         Stage(CLUSTER_STAGE, runner_labels(cloud, c), "the in-cluster layer, from inside the network")))
 
 
-def _cidrs(values: list[str], where: str) -> Iterator[SpecProblem]:
-    for k, cidr in enumerate(values):
-        try:
-            net = ipaddress.ip_network(cidr, strict=False)
-        except ValueError:
-            yield SpecProblem(f"{where}[{k}]", f"{cidr!r} is not a CIDR.", "Write it like 203.0.113.7/32.")
-            continue
-        if net.prefixlen == 0:
-            yield SpecProblem(f"{where}[{k}]", f"{cidr!r} is every address.", "List the runner's own addresses.")
-
-
 def _unused(values: list[str], where: str, why: str) -> Iterator[SpecProblem]:
     if values:
         yield SpecProblem(where, f"is set but {why}.", "Remove it.")
@@ -103,8 +92,9 @@ def check(cloud: Cloud, c: ClusterSpec, path: str) -> Iterator[SpecProblem]:
     """Refuse a deploy path that cannot work, each problem at its config path."""
     api, d, where = REACH[cloud], c.deploy, f"{path}.deploy"
     side = deployer(cloud, c)
-    yield from _cidrs(d.egress_cidrs, f"{where}.egress_cidrs")
-    yield from _cidrs(d.runner_cidrs, f"{where}.runner_cidrs")
+    for name in ("egress_cidrs", "runner_cidrs"):
+        yield from cidr_problems(getattr(d, name), f"{where}.{name}", "203.0.113.7/32", "is every address.",
+                                 "List the runner's own addresses.")
     if side is Where.NETWORK:
         yield from _unused(d.egress_cidrs, f"{where}.egress_cidrs", "the deployer runs inside the network")
         if not api.runner_cidrs_used:

@@ -22,15 +22,20 @@ def check_endpoint(c: ClusterSpec, path: str) -> Problems:
     if c.endpoint == "public" and not c.public_access_cidrs:
         yield SpecProblem(where, "is empty: a public endpoint would be open to the whole internet.",
                           "List the office/VPN CIDRs that may reach the API server.")
-    for k, cidr in enumerate(c.public_access_cidrs):
+    yield from cidr_problems(c.public_access_cidrs, where, "203.0.113.0/24", "opens the API server to everyone.",
+                             "Use narrower ranges, or keep the endpoint private.")
+
+
+def cidr_problems(values: list[str], where: str, example: str, everyone: str, narrower: str) -> Problems:
+    """A problem per entry that is not a CIDR, or is every address (``everyone`` says what that would do)."""
+    for k, cidr in enumerate(values):
         try:
             net = ipaddress.ip_network(cidr, strict=False)
         except ValueError:
-            yield SpecProblem(f"{where}[{k}]", f"{cidr!r} is not a CIDR.", "Write it like 203.0.113.0/24.")
+            yield SpecProblem(f"{where}[{k}]", f"{cidr!r} is not a CIDR.", f"Write it like {example}.")
             continue
         if net.prefixlen == 0:
-            yield SpecProblem(f"{where}[{k}]", f"{cidr!r} opens the API server to everyone.",
-                              "Use narrower ranges, or keep the endpoint private.")
+            yield SpecProblem(f"{where}[{k}]", f"{cidr!r} {everyone}", narrower)
 
 
 def check_admins(caps: CloudCapabilities, c: ClusterSpec, path: str) -> Problems:
