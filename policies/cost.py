@@ -45,6 +45,7 @@ from policies.props import (
     tags_of,
 )
 from policies.rule import MANDATORY, Config, Node, Stack, resource_policy, stack_policy
+from policies.storage import BUCKETS_EXCLUDED, LustreCost, lustre_cost, lustre_lines
 
 HOURS_PER_MONTH = 730
 PROVIDERS = {"pulumi:providers:aws": "region", "pulumi:providers:gcp": "region",
@@ -148,6 +149,10 @@ def monthly_cost(stack: Stack, hours: float, offers: Path | None = None) -> tupl
     return total, lines, unpriced
 
 
+def stack_lustres(stack: Stack) -> list[LustreCost]:
+    return [lustre_cost(r.type, r.name, r.props, stack_pool_region(stack, r)) for r in stack.of_type(*LUSTRES)]
+
+
 def budget(stack: Stack, config: Config) -> Iterable[tuple[str, Node | None]]:
     limit = budget_usd(config)
     if limit is None:
@@ -163,6 +168,8 @@ def budget(stack: Stack, config: Config) -> Iterable[tuple[str, Node | None]]:
         return
     try:
         total, lines, unpriced = monthly_cost(stack, float(config["hours_per_month"]), offers)
+        lustres = stack_lustres(stack)
+        storage_total, storage_lines, storage_unpriced = lustre_lines(lustres)
     except InputError as err:
         yield f"stack-monthly-budget.offers_csv {config['offers_csv']!r} is not a valid offers file: {err}", None
         return
@@ -170,10 +177,15 @@ def budget(stack: Stack, config: Config) -> Iterable[tuple[str, Node | None]]:
         table = config.get("offers_csv") or "capacity/data/offers.csv"
         yield f"cannot estimate the monthly cost: no price for {'; '.join(sorted(set(unpriced)))} in {table} or " \
               "capacity/data/on_demand_prices.csv: add a row with its source (docs/capacity.md, Prices)", None
+    total += storage_total
     if total > limit:
         known = " (the priced pools alone)" if unpriced else ""
-        yield f"estimated ${total:,.0f}/month{known} (every pool at its max nodes, {config['hours_per_month']} h) " \
-              f"exceeds the budget of ${limit:,.0f}: " + "; ".join(lines), None
+        least = "at least " if storage_unpriced else ""
+        left = f"; Lustre not priced: {'; '.join(storage_unpriced)}" if storage_unpriced else ""
+        sized = ", Lustre at its capacity" if lustres else ""
+        yield f"estimated {least}${total:,.0f}/month{known} (every pool at its max nodes, " \
+              f"{config['hours_per_month']} h{sized}) exceeds the budget of ${limit:,.0f}: " \
+              + "; ".join(lines + storage_lines) + left + f"; not counted: {BUCKETS_EXCLUDED}", None
 
 
 def spot_allowed(r: Node, config: Config) -> Iterable[str]:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pulumi_policy import Policy
 
-from policies import cost, gpu, ledger, reliability, security
+from policies import cost, gpu, ledger, reliability, security, storage
 
 NAME = "gpufleet"
-THEMES = {"security": security.POLICIES, "gpu": gpu.POLICIES, "cost": cost.POLICIES + ledger.POLICIES,
-          "reliability": reliability.POLICIES}
+THEMES = {"security": security.POLICIES, "gpu": gpu.POLICIES,
+          "cost": cost.POLICIES + ledger.POLICIES + storage.POLICIES, "reliability": reliability.POLICIES}
 
 
 def all_policies() -> list[Policy]:

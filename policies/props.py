@@ -126,8 +126,9 @@ Props = Mapping[str, Any]
 def pool_region(type_: str, props: Props, deps: Sequence[tuple[str, Props]],
                 aws_providers: Sequence[Props]) -> str | None:
     """The region a node pool runs in: EKS from its subnet's zone (else the AWS provider's region), AKS from its
-    cluster, GKE from its location. ``deps`` are (type, props) of what the pool depends on."""
-    if type_ == EKS_NODE_GROUP:
+    cluster, GKE from its location. ``deps`` are (type, props) of what the pool depends on. An FSx for Lustre file
+    system is placed like an EKS pool (its subnet, else the provider); other Lustre resources by their location."""
+    if type_ in (EKS_NODE_GROUP, FSX_LUSTRE):
         found = [region_of(z) for t, p in deps if t == AWS_SUBNET and (z := get(p, "availabilityZone"))]
         found += [r for p in aws_providers if (r := get(p, "region"))]
         return found[0] if found else None

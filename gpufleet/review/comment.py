@@ -45,6 +45,9 @@ def _stack_table(r: StackReport) -> list[str]:
                   "below cover the changed pools only, and the policy pack was not run on a partial graph.", ""]
     lines += [f"Monthly cost: {cost.money(r.before)} → {cost.money(r.after)} ({cost.money_delta(r.before, r.after)})",
               ""]
+    named = cost.buckets([*r.diff.base, *r.diff.head])
+    lines += [f"Not counted: {cost.NOT_COUNTED}" + (f"; buckets left out: {', '.join(named)}" if named else "") + ".",
+              ""]
     if r.diff.capacity_plan:
         plan = r.diff.capacity_plan
         lines += [f"Capacity plan for {plan['month']}: ${plan['usd_per_month']:,.0f} for the work it places in this "
@@ -109,14 +112,31 @@ def _details(r: StackReport) -> list[str]:
         lines += [f"<details><summary>Cost per pool ({cost.HOURS_PER_MONTH}-hour month, every pool at its max "
                   "nodes)</summary>", "", "| when | pool | machine | nodes | GPUs | option | $/node-h | $/month |",
                   "|---|---|---|---|---|---|---|---|"]
-        for when, pools in (("before", r.before), ("after", r.after)):
+        for when, pools in (("before", cost.pools(r.before)), ("after", cost.pools(r.after))):
             for c in pools:
                 price = c.hidden or (f"{c.usd_per_node_hour:,.2f}" if c.usd_per_node_hour is not None
                                      else "unpriced")
                 lines.append(f"| {when} | `{c.key.split('::')[-1]}` | {c.machine_type} | {c.nodes} | {c.gpus} "
                              f"{c.gpu} | {c.label} | {price} | {c.hidden or f'{c.monthly_usd:,.0f}'} |")
         lines += ["", "</details>", ""]
+    lines += _storage(r)
     return lines + _policy(r)
+
+
+def _storage(r: StackReport) -> list[str]:
+    """Lustre at its capacity x its tier's sourced rate; what has no sourced rate says so, never $0."""
+    rows = [(when, c) for when, side in (("before", r.before), ("after", r.after)) for c in cost.storage(side)]
+    if not rows:
+        return []
+    lines = ["<details><summary>Cost of storage (Lustre at its capacity x the tier's rate; buckets not counted)"
+             "</summary>", "", "| when | file system | tier | TiB | $/month | price source |",
+             "|---|---|---|---|---|---|"]
+    for when, c in rows:
+        fs = c.lustre
+        size = c.hidden or ("unknown" if fs.tib is None else f"{fs.tib:,g}")
+        usd = c.hidden or ("unpriced" if fs.monthly_usd is None else f"{fs.monthly_usd:,.0f}")
+        lines.append(f"| {when} | `{c.key.split('::')[-1]}` | {fs.tier} | {size} | {usd} | {_cell(fs.source)} |")
+    return [*lines, "", "</details>", ""]
 
 
 def _policy(r: StackReport) -> list[str]:

@@ -21,6 +21,7 @@ from policies.props import (
     EKS_NODE_GROUP,
     GKE_NODE_POOL,
     LAUNCH_TEMPLATE,
+    LUSTRES,
     NODE_POOLS,
     NodePool,
     get,
@@ -28,6 +29,15 @@ from policies.props import (
     pool_region,
     reserved_by_template,
 )
+from policies.storage import BUCKETS_EXCLUDED, LustreCost, buckets_named, lustre_cost, lustre_inputs
+
+# What the cost does not cover: said on every cost line, so nobody reads the figure as the whole bill.
+NOT_COUNTED = f"{BUCKETS_EXCLUDED}, network and egress, control-plane fees, support"
+
+
+def buckets(resources: Sequence[Resource]) -> list[str]:
+    """The stack's buckets by name ("checkpoints (S3)"): excluded from every cost, and said so."""
+    return buckets_named((r.type, r.name) for r in resources)
 
 
 @dataclass(frozen=True)
@@ -54,6 +64,58 @@ class PoolCost:
     def label(self) -> str:
         """The option as the cloud sells it, e.g. "EC2 Capacity Block for ML (prepaid)"."""
         return option_label(self.cloud, self.option)
+
+    @property
+    def priced(self) -> bool:
+        return self.usd_per_node_hour is not None
+
+    @property
+    def described(self) -> str:
+        """"train-h200 (16 x Standard_ND96isr_H200_v5, spot, swedencentral)": what an unpriced pool is."""
+        return f"{self.key.split('::')[-1]} ({self.nodes} x {self.machine_type}, {self.label}, " \
+               f"{self.region or 'region unknown'})"
+
+    @property
+    def identity(self) -> tuple[Any, ...]:
+        return (self.key, self.machine_type, self.region, self.option, self.nodes, self.paid_nodes)
+
+
+@dataclass(frozen=True)
+class StorageCost:
+    """A Lustre file system at its capacity x its tier's sourced rate (policies.storage, the budget policy's own
+    reading); unpriced when no rate is sourced for its cloud, region and tier, unknown when its size is masked."""
+
+    key: str
+    lustre: LustreCost
+    hidden: str = ""  # "[unknown]" / "[secret]": its size or tier is not known until apply
+    gpus: int = 0  # storage runs no GPU: an unpriced file system never reads as an unpriced GPU pool (review.gate)
+
+    @property
+    def cloud(self) -> str:
+        return self.lustre.cloud
+
+    @property
+    def region(self) -> str | None:
+        return self.lustre.region
+
+    @property
+    def priced(self) -> bool:
+        return self.lustre.usd_per_unit_month is not None
+
+    @property
+    def monthly_usd(self) -> float:
+        return self.lustre.monthly_usd or 0.0
+
+    @property
+    def described(self) -> str:
+        return self.lustre.described
+
+    @property
+    def identity(self) -> tuple[Any, ...]:
+        return (self.key, self.lustre.tier, self.region, self.lustre.capacity)
+
+
+Cost = PoolCost | StorageCost
 
 
 def pool_option(r: Resource, by_key: Mapping[str, Resource]) -> str:
@@ -133,27 +195,61 @@ def pool_costs(resources: Sequence[Resource], prices: Prices, base: Sequence[Poo
     return out
 
 
-def total(costs: Iterable[PoolCost]) -> float:
-    """USD per month of the pools whose cost is known (see ``hidden`` and ``unpriced``): a lower bound when any
-    pool is unpriced, never a figure that counts an unknown as $0."""
+def storage_costs(resources: Sequence[Resource]) -> list[StorageCost]:
+    """Every Lustre file system's cost at its capacity and tier (policies.storage.lustre_cost)."""
+    by_key = {r.key: r for r in resources}
+    out = []
+    for r in (r for r in resources if r.type in LUSTRES):
+        masked = next((m for m in (hidden_value(v) for v in lustre_inputs(r.type, r.inputs)) if m), "")
+        out.append(StorageCost(r.key, lustre_cost(r.type, r.name, r.inputs, pool_region_in(r, by_key)), masked))
+    return out
+
+
+def costs(resources: Sequence[Resource], prices: Prices, base: Sequence[Cost] = ()) -> list[Cost]:
+    """Every pool's cost (``pool_costs``) and every Lustre file system's (``storage_costs``)."""
+    pools = pool_costs(resources, prices, [c for c in base if isinstance(c, PoolCost)])
+    return [*pools, *storage_costs(resources)]
+
+
+def pools(costs: Iterable[Cost]) -> list[PoolCost]:
+    return [c for c in costs if isinstance(c, PoolCost)]
+
+
+def storage(costs: Iterable[Cost]) -> list[StorageCost]:
+    return [c for c in costs if isinstance(c, StorageCost)]
+
+
+def storage_json(c: StorageCost) -> dict[str, Any]:
+    """One Lustre file system (docs/pr-comment.md, docs/preview-json.md): monthly_usd null when unpriced or its
+    size is unknown, never 0."""
+    fs = c.lustre
+    return {"resource": c.key, "cloud": c.cloud, "region": c.region, "service": fs.service, "tier": fs.tier,
+            "capacity": fs.capacity, "capacity_unit": fs.unit.split("-")[0], "capacity_tib": fs.tib,
+            "usd_per_unit_month": fs.usd_per_unit_month, "unit": fs.unit,
+            "monthly_usd": None if fs.monthly_usd is None or c.hidden else round(fs.monthly_usd, 2),
+            "source": c.hidden or fs.source}
+
+
+def total(costs: Iterable[Cost]) -> float:
+    """USD per month of the pools and file systems whose cost is known (see ``hidden`` and ``unpriced``): a lower
+    bound when any is unpriced, never a figure that counts an unknown as $0."""
     return sum(c.monthly_usd for c in costs)
 
 
-def unpriced(costs: Iterable[PoolCost]) -> list[PoolCost]:
-    """Pools the price table has no price for (a known machine type and size): unknown, never $0."""
-    return [c for c in costs if c.usd_per_node_hour is None and not c.hidden]
+def unpriced(costs: Iterable[Cost]) -> list[Cost]:
+    """Pools and file systems with no sourced price (a known size): unknown, never $0."""
+    return [c for c in costs if not c.priced and not c.hidden]
 
 
-def described(c: PoolCost) -> str:
-    """"train-h200 (16 x Standard_ND96isr_H200_v5, spot, swedencentral)": what an unpriced pool is."""
-    return f"{c.key.split('::')[-1]} ({c.nodes} x {c.machine_type}, {c.label}, {c.region or 'region unknown'})"
+def described(c: Cost) -> str:
+    return c.described
 
 
-def leaves_out(costs: Iterable[PoolCost]) -> str:
+def leaves_out(costs: Iterable[Cost]) -> str:
     return "; ".join(sorted({described(c) for c in unpriced(costs)}))
 
 
-def money(costs: Sequence[PoolCost]) -> str:
+def money(costs: Sequence[Cost]) -> str:
     """"$1,234" per month; "at least $1,234" when a pool is unpriced; "unknown (pools ...)" when a pool's size or
     machine type is masked."""
     hid = hidden(costs)
@@ -163,34 +259,30 @@ def money(costs: Sequence[PoolCost]) -> str:
     return f"at least ${total(costs):,.0f} ({', '.join(missing)} unpriced)" if missing else f"${total(costs):,.0f}"
 
 
-def _identity(c: PoolCost) -> tuple[Any, ...]:
-    return (c.key, c.machine_type, c.region, c.option, c.nodes, c.paid_nodes)
-
-
-def bound(before: Sequence[PoolCost], after: Sequence[PoolCost]) -> str:
+def bound(before: Sequence[Cost], after: Sequence[Cost]) -> str:
     """How the priced pools' delta relates to the true one: "exact"; "at_least" when only the head has unpriced
     pools (each adds an unknown amount >= 0); "at_most" when only the base has; "unknown" when both do, or a
     pool is masked. An unpriced pool the change leaves as it was cancels out."""
     if hidden([*before, *after]):
         return "unknown"
-    old, new = {_identity(c) for c in unpriced(before)}, {_identity(c) for c in unpriced(after)}
+    old, new = {c.identity for c in unpriced(before)}, {c.identity for c in unpriced(after)}
     gone, added = old - new, new - old
     return "unknown" if gone and added else "at_most" if gone else "at_least" if added else "exact"
 
 
-def money_delta(before: Sequence[PoolCost], after: Sequence[PoolCost]) -> str:
+def money_delta(before: Sequence[Cost], after: Sequence[Cost]) -> str:
     delta, how = total(after) - total(before), bound(before, after)
     if how == "unknown":
         return "change unknown"
     return {"exact": "", "at_least": "at least ", "at_most": "at most "}[how] + f"{delta:+,.0f} USD"
 
 
-def hidden(costs: Iterable[PoolCost]) -> list[str]:
-    """Pools whose cost is unknown (a masked machine type or size), by name."""
+def hidden(costs: Iterable[Cost]) -> list[str]:
+    """Pools and file systems whose cost is unknown (a masked machine type or size), by name."""
     return sorted({c.key.split("::")[-1] for c in costs if c.hidden})
 
 
-def by_cloud(costs: Iterable[PoolCost]) -> dict[str, float]:
+def by_cloud(costs: Iterable[Cost]) -> dict[str, float]:
     out: dict[str, float] = {}
     for c in costs:
         out[c.cloud] = out.get(c.cloud, 0.0) + c.monthly_usd

@@ -36,8 +36,8 @@ class Finding:
 class StackReport:
     diff: StackDiff
     risks: list[Risk]
-    before: list[cost.PoolCost]
-    after: list[cost.PoolCost]
+    before: list[cost.Cost]  # pools and Lustre file systems (cost.costs)
+    after: list[cost.Cost]
     verdicts: list[Finding] = field(default_factory=list)
     new_verdicts: list[Finding] = field(default_factory=list)
     policy_note: str = ""  # why verdicts are missing, when they are
@@ -69,8 +69,8 @@ def build(diff: StackDiff, prices: cost.Prices, head_verdicts: Sequence[Any] | N
     old = {(f.policy, f.resource, f.message) for f in findings(base_verdicts or [])}
     new = [f for f in head if (f.policy, f.resource, f.message) not in old] if base_verdicts is not None else []
     ordered = new + [f for f in head if f not in new]
-    before = cost.pool_costs(diff.base, prices)
-    after = cost.pool_costs(diff.head, prices, before)
+    before = cost.costs(diff.base, prices)
+    after = cost.costs(diff.head, prices, before)
     clouds = {c.cloud for c in before + after}
     return StackReport(diff, risks(diff), before, after, ordered, new, policy_note, prices.as_of,
                        cannot_apply=applicable.cannot_apply(diff),
@@ -91,8 +91,12 @@ def _cost_json(r: StackReport) -> dict[str, Any]:
             "after_usd": round(cost.total(r.after), 2), "delta_usd": round(r.delta_usd, 2),
             "by_cloud": {c: {"before_usd": round(before.get(c, 0.0), 2), "after_usd": round(after.get(c, 0.0), 2)}
                          for c in sorted(before.keys() | after.keys())},
-            "pools_before": [_pool_json(c) for c in r.before], "pools_after": [_pool_json(c) for c in r.after],
-            "unpriced": sorted({c.machine_type for c in cost.unpriced(r.after + r.before)}),
+            "pools_before": [_pool_json(c) for c in cost.pools(r.before)],
+            "pools_after": [_pool_json(c) for c in cost.pools(r.after)],
+            "storage_before": [cost.storage_json(c) for c in cost.storage(r.before)],
+            "storage_after": [cost.storage_json(c) for c in cost.storage(r.after)],
+            "not_counted": cost.NOT_COUNTED, "buckets_not_counted": cost.buckets([*r.diff.base, *r.diff.head]),
+            "unpriced": sorted({c.machine_type for c in cost.pools(cost.unpriced(r.after + r.before))}),
             "unpriced_pools": sorted({cost.described(c) for c in cost.unpriced(r.after + r.before)}),
             "delta_bound": cost.bound(r.before, r.after),
             "unknown": cost.hidden(r.before + r.after)}

@@ -13,24 +13,24 @@ from capacity.terminal import Column, names, print_table
 from gpufleet.engine.preview import Preview
 from gpufleet.review import cost
 
-# What the pool prices do not cover: said on every cost line, so nobody reads the figure as the whole bill.
-NOT_COUNTED = "storage (Lustre, buckets), network and egress, control-plane fees, support"
-
 
 def document(preview: Preview, prices: Prices) -> dict[str, Any]:
     """The ``cost`` of a preview document (docs/preview-json.md)."""
-    costs = cost.pool_costs(preview.graph.resources if preview.graph else [], prices)
+    resources = preview.graph.resources if preview.graph else []
+    costs = cost.costs(resources, prices)
     budget = preview.fleet.spec.monthly_budget_usd if preview.fleet else None
     missing = cost.unpriced(costs)
     known = not cost.hidden(costs)
     return {"hours_per_month": HOURS_PER_MONTH, "monthly_usd": round(cost.total(costs), 2) if known else None,
             "at_least": bool(missing), "budget_usd": budget, "prices_as_of": prices.as_of or None,
-            "unpriced_pools": [c.key for c in missing], "hidden_pools": cost.hidden(costs),
-            "not_counted": NOT_COUNTED,
+            "unpriced_pools": [c.key for c in cost.pools(missing)],
+            "unpriced_storage": [c.key for c in cost.storage(missing)], "hidden_pools": cost.hidden(costs),
+            "not_counted": cost.NOT_COUNTED, "buckets_not_counted": cost.buckets(resources),
+            "storage": [cost.storage_json(c) for c in cost.storage(costs)],
             "pools": [{"pool": c.key, "machine_type": c.machine_type, "nodes": c.nodes, "option": c.option,
                        "region": c.region, "usd_per_node_hour": c.usd_per_node_hour,
                        "monthly_usd": None if c.usd_per_node_hour is None else round(c.monthly_usd, 2),
-                       "source": c.source} for c in costs]}
+                       "source": c.source} for c in cost.pools(costs)]}
 
 
 def headline(doc: dict[str, Any]) -> str:
@@ -44,7 +44,7 @@ def headline(doc: dict[str, Any]) -> str:
     if doc["monthly_usd"] > budget:
         return f"{total}, over its ${budget:,.0f} budget by ${doc['monthly_usd'] - budget:,.0f}"
     if doc["at_least"]:
-        return f"{total}, so maybe over its ${budget:,.0f} budget: unpriced pools are not counted"
+        return f"{total}, so maybe over its ${budget:,.0f} budget: what is unpriced is not counted"
     return f"{total}, within its ${budget:,.0f} budget"
 
 
@@ -57,5 +57,14 @@ def print_cost(console: Console, stack: str, doc: dict[str, Any]) -> None:
         print_table(console, f"stack {stack}: monthly cost of its node pools ({doc['hours_per_month']} h, at "
                     "nodes.max)", [*names("pool", "machine type", "nodes#", "option", "USD/node-h#", "USD/month#"),
                                    Column("price source", prose=True)], rows, show_edge=False)
+    storage = [(s["resource"].split("::")[-1], s["service"], s["tier"], "unknown" if s["capacity_tib"] is None
+                else f"{s['capacity_tib']:,g}", "unpriced" if s["monthly_usd"] is None else f"{s['monthly_usd']:,.0f}",
+                s["source"]) for s in doc["storage"]]
+    if storage:
+        print_table(console, f"stack {stack}: monthly cost of its Lustre (capacity x the tier's rate)",
+                    [*names("file system", "service", "tier", "TiB#", "USD/month#"),
+                     Column("price source", prose=True)], storage, show_edge=False)
     console.print(f"[bold]stack {stack}: {headline(doc)}[/]; prices as of {doc['prices_as_of'] or 'an unstated date'}"
-                  f"; not counted: {doc['not_counted']}", highlight=False)
+                  f"; not counted: {doc['not_counted']}"
+                  + (f"; buckets left out: {', '.join(doc['buckets_not_counted'])}" if doc["buckets_not_counted"]
+                     else ""), highlight=False)

@@ -28,14 +28,22 @@ def commit_on_main_then_branch(repo: Path) -> None:
     git(repo, "checkout", "-q", "-b", "change")
 
 
-def example_stacks_branch(tmp_path: Path, stack: str, change: Callable[[dict[str, Any]], Any]) -> Path:
-    """A repository holding the example stack files on main, and a branch ``change`` on which ``change`` edited
-    ``stack``'s gpufleet:fleet: a pull request as `gpufleet pr` sees it. Returns the repository."""
+def example_stacks_branch(tmp_path: Path, stack: str, change: Callable[[dict[str, Any]], Any],
+                          base: Callable[[dict[str, Any]], Any] | None = None) -> Path:
+    """A repository holding the example stack files on main (``stack``'s gpufleet:fleet first edited by ``base``,
+    when given), and a branch ``change`` on which ``change`` edited it: a pull request as `gpufleet pr` sees it.
+    Returns the repository."""
     repo = tmp_path / "repo"
     shutil.copytree(STACKS_DIR, repo / "stacks", ignore=shutil.ignore_patterns("*.py", "__pycache__"))
-    commit_on_main_then_branch(repo)
     path = repo / "stacks" / f"Pulumi.{stack}.yaml"
+    if base is not None:
+        _edit(path, base)
+    commit_on_main_then_branch(repo)
+    _edit(path, change)
+    return repo
+
+
+def _edit(path: Path, change: Callable[[dict[str, Any]], Any]) -> None:
     document = yaml.safe_load(path.read_text())
     change(document["config"]["gpufleet:fleet"])
     path.write_text(yaml.safe_dump(document))
-    return repo

@@ -13,14 +13,26 @@ from tests.policies.helpers import case
 
 TABLE = "tests/policies/data/budget_offers.csv"  # relative: read from the project root
 BUDGET = "stack-monthly-budget"
-OVER = "estimated ${total}/month (every pool at its max nodes, 730 h) exceeds the budget of ${limit}: {lines}"
+BUCKETS = "; not counted: buckets (S3, GCS, Blob: billed by what they hold, which the stack does not say)"
+OVER = "estimated ${total}/month (every pool at its max nodes, 730 h) exceeds the budget of ${limit}: {lines}" + BUCKETS
+# The crafted GKE and AKS graphs hold a Lustre file system no sourced rate prices (capacity/data/prices/typed.json
+# types none for Managed Lustre or Azure Managed Lustre): the total is a lower bound that names it, never $0 for it.
+OVER_LUSTRE = ("estimated at least ${total}/month (every pool at its max nodes, 730 h, Lustre at its capacity) "
+               "exceeds the budget of ${limit}: {lines}; Lustre not priced: {lustre}" + BUCKETS)
+UNPRICED_LUSTRE = {
+    "gke": "train-lustre (Managed Lustre 36 TiB, tier 1000, us-central1): unpriced: no sourced Managed Lustre rate "
+           "for tier 1000 in us-central1 (capacity/data/prices/typed.json)",
+    "aks": "train-lustre (Azure Managed Lustre 16 TiB, tier AMLFS-Durable-Premium-250, eastus): unpriced: no sourced "
+           "Azure Managed Lustre rate for tier AMLFS-Durable-Premium-250 in eastus (capacity/data/prices/typed.json)"}
 
 
 def config(limit: float, offers: str | None = TABLE) -> dict:
     return {BUDGET: {"monthly_budget_usd": limit, "offers_csv": offers}}
 
 
-def over(total: str, limit: str, *lines: str) -> str:
+def over(total: str, limit: str, *lines: str, base: str = "dev") -> str:
+    if base in UNPRICED_LUSTRE:
+        return OVER_LUSTRE.format(total=total, limit=limit, lines="; ".join(lines), lustre=UNPRICED_LUSTRE[base])
     return OVER.format(total=total, limit=limit, lines="; ".join(lines))
 
 
@@ -64,27 +76,27 @@ CASES = [
     # on-demand at the pool's own region: below / at / above the estimate
     case(BUDGET, "gke", k.GKE_POOL, {}, on=None, config=config(467_201), label="on-demand-under-budget"),
     case(BUDGET, "gke", k.GKE_POOL, {}, on=None, config=config(467_200), label="on-demand-at-budget"),
-    case(BUDGET, "gke", k.GKE_POOL, {}, over("467,200", "467,199", GKE_OD), on=None, config=config(467_199),
+    case(BUDGET, "gke", k.GKE_POOL, {}, over("467,200", "467,199", GKE_OD, base="gke"), on=None, config=config(467_199),
          label="on-demand-one-dollar-over"),
     # the pool's region decides the price
-    case(BUDGET, "gke", k.GKE_POOL, EU, over("934,400", "467,200", GKE_EU), on=None, config=config(467_200),
+    case(BUDGET, "gke", k.GKE_POOL, EU, over("934,400", "467,200", GKE_EU, base="gke"), on=None, config=config(467_200),
          label="region-priced-by-its-own-row"),
     # spot pools at the spot row
     case(BUDGET, "gke", k.GKE_POOL, SPOT, on=None, config=config(186_880), label="spot-at-budget"),
-    case(BUDGET, "gke", k.GKE_POOL, SPOT, over("186,880", "186,879", GKE_SPOT), on=None, config=config(186_879),
-         label="spot-over"),
+    case(BUDGET, "gke", k.GKE_POOL, SPOT, over("186,880", "186,879", GKE_SPOT, base="gke"), on=None,
+         config=config(186_879), label="spot-over"),
     # prepaid options: their own row, labelled as a sunk cost
     case(BUDGET, "gke", k.GKE_POOL, RESERVED, on=None, config=config(560_640), label="gcp-reservation-at-budget"),
-    case(BUDGET, "gke", k.GKE_POOL, RESERVED, over("560,640", "560,639", GKE_RES), on=None, config=config(560_639),
-         label="gcp-reservation-over"),
-    case(BUDGET, "aks", k.AKS_POOL, CRG, over("256,960", "256,959", AKS_CRG), on=None, config=config(256_959),
-         label="azure-capacity-reservation-over"),
+    case(BUDGET, "gke", k.GKE_POOL, RESERVED, over("560,640", "560,639", GKE_RES, base="gke"), on=None,
+         config=config(560_639), label="gcp-reservation-over"),
+    case(BUDGET, "aks", k.AKS_POOL, CRG, over("256,960", "256,959", AKS_CRG, base="aks"), on=None,
+         config=config(256_959), label="azure-capacity-reservation-over"),
     case(BUDGET, "dev", k.DEV_NG, BLOCK, on=None, config=config(117_095), label="aws-capacity-block-under-budget"),
     case(BUDGET, "dev", k.DEV_NG, BLOCK, over("117,094", "117,000", DEV_BLOCK, DEV_SYSTEM), on=None,
          config=config(117_000), label="aws-capacity-block-over"),
     # an option without a row: the upper bound it falls back to, labelled as the pool's option
-    case(BUDGET, "gke", k.GKE_POOL, FLEX, over("467,200", "467,199", GKE_FLEX), on=None, config=config(467_199),
-         label="flex-start-without-a-row"),
+    case(BUDGET, "gke", k.GKE_POOL, FLEX, over("467,200", "467,199", GKE_FLEX, base="gke"), on=None,
+         config=config(467_199), label="flex-start-without-a-row"),
     # a machine type without any price: a clear message, never a false "over budget" from a $0 pool
     case(BUDGET, "gke", k.GKE_POOL, {"nodeConfig.machineType": "a3-megagpu-8g"}, UNPRICED, on=None,
          config=config(1), label="unpriced-machine"),

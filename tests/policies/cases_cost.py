@@ -21,7 +21,8 @@ def _aws_gpu_regions() -> list[str]:
 # 4 x 1.861 x 730 = 5,434.12; 2 x 0.2016 x 730 = 294.34; total 5,728.46.
 OVER_BUDGET = ("estimated $5,728/month (every pool at its max nodes, 730 h) exceeds the budget of $2,000: "
                "dev-l4-ng: 4 x g6e.xlarge (spot) at $1.86/h = $5,434; "
-               "dev-system-ng: 2 x m7i.xlarge (on-demand) at $0.20/h = $294")
+               "dev-system-ng: 2 x m7i.xlarge (on-demand) at $0.20/h = $294; not counted: buckets (S3, GCS, Blob: "
+               "billed by what they hold, which the stack does not say)")
 
 
 ALLOWED = {"allowed-machine-types": {"allowed_machine_types": ["p5.48xlarge", "p4d.24xlarge", "m7i.2xlarge"]}}

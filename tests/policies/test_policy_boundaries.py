@@ -11,10 +11,11 @@ from gpufleet.checks.analyzer import PolicyPack, merge_config
 from tests.policies.cases_boundaries import CASES as BOUNDARIES
 from tests.policies.cases_boundaries_catalog import CASES as CATALOG
 from tests.policies.cases_budget import CASES as BUDGET
+from tests.policies.cases_storage import CASES as STORAGE
 from tests.policies.conftest import Bases
 from tests.policies.helpers import Case, case_verdicts
 
-CASES = BOUNDARIES + CATALOG + BUDGET
+CASES = BOUNDARIES + CATALOG + BUDGET + STORAGE
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.policy}-{c.label}" for c in CASES])

@@ -9,13 +9,13 @@ from gpufleet.checks.analyzer import Level, PolicyPack, PolicyPackError, Verdict
 from gpufleet.engine.capture import UNKNOWN_MASK
 from policies.pack import all_policies
 from stacks.config import STACKS_DIR, stack_names
-from tests.policies import cases_cost, cases_gpu, cases_ledger, cases_reliability, cases_security
+from tests.policies import cases_cost, cases_gpu, cases_ledger, cases_reliability, cases_security, cases_storage
 from tests.policies import keys as k
 from tests.policies.conftest import Bases, Verdicts
 from tests.policies.helpers import DROP, Case, case_verdicts, judge, mutate
 
 CASES: list[Case] = (cases_security.CASES + cases_gpu.CASES + cases_cost.CASES + cases_ledger.CASES
-                     + cases_reliability.CASES)
+                     + cases_reliability.CASES + cases_storage.CRAFTED)
 POLICY_NAMES = [p.name for p in all_policies()]
 ORIGINALS = ["aws-train", "dev", "gke", "aks"]  # the graphs the crafted violations mutate
 # Findings on the example stacks that are real and advisory: FSx for Lustre without a maintenance slot.

@@ -1,0 +1,116 @@
+"""Journey: a platform engineer grows aws-train's Lustre from 4.8 TiB to 2,400 TiB (2.4 PB, meant as GiB) and CI
+runs `gpufleet preview` and `gpufleet pr`. The monthly cost moves by exactly what the sourced rate says, the size is
+flagged as far beyond what the stack's 160 GPUs could use, and a budget the change breaks blocks the PR with the
+Lustre line in its first line. Where no rate is sourced (the stack's own 500 MB/s/TiB tier), the file system is
+named as unpriced and the change is unknown: never $0.
+
+The one sourced Lustre rate (capacity/data/prices/typed.json): FSx for Lustre PERSISTENT_2 SSD at 125 MB/s/TiB in
+us-east-1, $0.145 per GB-month, typed from https://c3x.dev/resources/aws/aws_fsx_lustre_file_system/ (which quotes
+it; "1.2 TB at 125 MB/s/TiB is ~$174/month" = 1,200 x $0.145) on 2026-12-02. FSx bills its storageCapacity figure
+(GiB, AWS counting 1.2 TiB as 1,200): 4.8 TiB = 4,800, 2,400 TiB = 2,400,000. By hand:
+(2,400,000 - 4,800) x 0.145 = 2,395,200 x 0.145 = $347,304.
+
+The PR's pool prices are a FAKE offers file (round numbers), the same on both sides, so the delta is the Lustre's."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gpufleet.cli import app
+from tests.gpufleet.gitrepo import example_stacks_branch
+
+FAKE_OFFERS = ("cloud,region,machine_type,gpu,gpus_per_node,option,usd_per_gpu_hour,source,as_of\n"
+               "aws,us-east-1,p5.48xlarge,H100,8,capacity_block,5.0,FAKE,2026-11-01\n"
+               "aws,us-east-1,p4d.24xlarge,A100-40GB,8,on_demand,3.0,FAKE,2026-11-01\n")
+RATE = 0.145  # USD per GB-month, the cited rate above
+DELTA = (2_400_000 - 4_800) * RATE  # $347,304
+
+
+def _lustre(fleet: dict) -> dict:
+    return fleet["clusters"][0]["storage"]["lustre"]
+
+
+def _sourced_tier(fleet: dict) -> None:
+    """main: aws-train at the tier a sourced rate prices, under an $800,000 budget."""
+    _lustre(fleet)["throughput_mbps_per_tib"] = 125
+    fleet["monthly_budget_usd"] = 800_000
+
+
+def _grow(fleet: dict) -> None:
+    _lustre(fleet)["capacity_tib"] = 2400
+
+
+def _preview_cost(stacks: Path) -> dict:
+    out = CliRunner().invoke(app, ["preview", "--stack", "aws-train", "--stacks-dir", str(stacks), "--format", "json",
+                                   "--no-policies"])
+    assert out.exit_code == 0, out.output
+    return json.loads(out.stdout)["cost"]
+
+
+def _main_stacks(repo: Path, into: Path) -> Path:
+    """aws-train as main has it (the branch's edit is in the working tree)."""
+    into.mkdir()
+    text = subprocess.run(["git", "-C", str(repo), "show", "main:stacks/Pulumi.aws-train.yaml"], check=True,
+                          capture_output=True, text=True).stdout
+    (into / "Pulumi.aws-train.yaml").write_text(text)
+    return into
+
+
+@pytest.fixture
+def offers(tmp_path: Path) -> Path:
+    path = tmp_path / "offers.csv"
+    path.write_text(FAKE_OFFERS)
+    return path
+
+
+def test_growing_lustre_moves_the_cost_by_the_sourced_rate_and_blocks_the_budget(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, offers: Path) -> None:
+    repo = example_stacks_branch(tmp_path, "aws-train", _grow, base=_sourced_tier)
+    monkeypatch.chdir(repo)
+
+    # 1. preview, head and base: the cost line moves by exactly the Lustre's delta
+    head = _preview_cost(repo / "stacks")
+    base = _preview_cost(_main_stacks(repo, tmp_path / "main-stacks"))
+    [fs] = head["storage"]
+    assert (fs["tier"], fs["capacity"], fs["capacity_tib"], fs["usd_per_unit_month"]) == (
+        "PERSISTENT_2/SSD/125", 2_400_000, 2400, RATE)
+    assert fs["monthly_usd"] == pytest.approx(2_400_000 * RATE) and "typed from https://c3x.dev/" in fs["source"]
+    assert head["monthly_usd"] - base["monthly_usd"] == pytest.approx(DELTA, abs=0.01)
+    assert head["buckets_not_counted"] == ["train-checkpoints-bucket (S3)"]  # excluded, and said so by name
+
+    # 2. the PR's JSON: the stack's monthly cost delta is the same figure, exact (nothing unpriced on either side)
+    out = CliRunner().invoke(app, ["pr", "--base", "main", "--no-policies", "--offers", str(offers),
+                                   "--format", "json"])
+    [stack] = json.loads(out.stdout)["stacks"]
+    assert stack["cost"]["delta_usd"] == pytest.approx(DELTA, abs=0.01) and stack["cost"]["delta_bound"] == "exact"
+    assert [s["monthly_usd"] for s in stack["cost"]["storage_after"]] == [pytest.approx(348_000)]
+
+    # 3. the PR comment with the policy pack: the budget the change breaks blocks it, first line, with the Lustre
+    # line; the delta reads +347,304 USD; the size advisory says 15 TiB per GPU (2,400 TiB / 160 GPUs)
+    out = CliRunner().invoke(app, ["pr", "--base", "main", "--offers", str(offers)])
+    assert out.exit_code == 3, out.output
+    first = out.stdout.splitlines()[1]
+    assert first.startswith("## Blocked: stack aws-train: new mandatory violation of stack-monthly-budget: estimated $")
+    assert "exceeds the budget of $800,000" in first
+    assert "train-lustre-fsx: 2,400,000 GB x $0.145/GB-month (tier PERSISTENT_2/SSD/125) = $348,000" in first
+    assert "(+347,304 USD)" in out.stdout
+    assert "| after | `train-lustre-fsx` | PERSISTENT_2/SSD/125 | 2,400 | 348,000 |" in out.stdout
+    assert "lustre-fits-the-gpus" in out.stdout and "2,400 TiB for 160 GPUs (15 TiB per GPU)" in out.stdout
+
+
+def test_a_tier_without_a_sourced_rate_is_unpriced_and_the_change_unknown(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, offers: Path) -> None:
+    """aws-train as shipped: FSx PERSISTENT_2 at 500 MB/s/TiB, which no source read here prices."""
+    monkeypatch.chdir(example_stacks_branch(tmp_path, "aws-train", _grow))
+    out = CliRunner().invoke(app, ["pr", "--base", "main", "--no-policies", "--offers", str(offers)])
+    assert out.exit_code == 0, out.output  # unpriced storage does not block (an unpriced GPU pool does)
+    assert "(change unknown)" in out.stdout  # the stack's cost line: not a $0 change
+    assert out.stdout.splitlines()[1].startswith(
+        "## Monthly cost change unknown: no price for train-lustre-fsx (FSx for Lustre 2,400 TiB, tier "
+        "PERSISTENT_2/SSD/500, us-east-1)")
+    assert "| after | `train-lustre-fsx` | PERSISTENT_2/SSD/500 | 2,400 | unpriced |" in out.stdout
