@@ -197,11 +197,12 @@ def pool_costs(resources: Sequence[Resource], prices: Prices, base: Sequence[Poo
 
 def storage_costs(resources: Sequence[Resource]) -> list[StorageCost]:
     """Every Lustre file system's cost at its capacity and tier (policies.storage.lustre_cost)."""
-    by_key = {r.key: r for r in resources}
+    by_key, providers = {r.key: r for r in resources}, aws_providers(resources)
     out = []
     for r in (r for r in resources if r.type in LUSTRES):
         masked = next((m for m in (hidden_value(v) for v in lustre_inputs(r.type, r.inputs)) if m), "")
-        out.append(StorageCost(r.key, lustre_cost(r.type, r.name, r.inputs, pool_region_in(r, by_key)), masked))
+        region = pool_region_in(r, by_key, providers)
+        out.append(StorageCost(r.key, lustre_cost(r.type, r.name, r.inputs, region), masked))
     return out
 
 
