@@ -7,6 +7,7 @@ planner writes, and every test plan, goes through ``check``.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from collections import defaultdict
 from collections.abc import Sequence
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from capacity.schema import (
     CommitmentLine,
     DemandRow,
+    HeldRow,
     Market,
     OfferRow,
     Option,
@@ -75,10 +77,21 @@ def _concurrency(v: Verdict, row: DemandRow, cloud: str, region: str, hours_of: 
                             f"GPU-hours, the plan has {paid:.3f}")
 
 
+def _held_hours(row: HeldRow, month: str) -> float:
+    """Hours of the calendar month inside the held row's [start, end), counted here, apart from the planner."""
+    begin = dt.datetime.fromisoformat(f"{month}-01T00:00:00+00:00")
+    after = dt.datetime.fromisoformat(f"{add_months(month, 1)}-01T00:00:00+00:00")
+    lo = begin if row.start is None or row.start < begin else row.start
+    hi = after if row.end is None or row.end > after else row.end
+    return max(0.0, (hi - lo).total_seconds() / 3600)
+
+
 def check(demand: Sequence[DemandRow], offers: Sequence[OfferRow], quotas: Sequence[QuotaRow] | None,
           lines: Sequence[PlanLine], commitments: Sequence[CommitmentLine],
-          shortfall: Sequence[ShortfallLine] = (), penalty: float = 1000.0) -> Verdict:
-    """Every way the plan breaks the semantics in docs/capacity.md, and its cost recomputed."""
+          shortfall: Sequence[ShortfallLine] = (), penalty: float = 1000.0,
+          held: Sequence[HeldRow] = ()) -> Verdict:
+    """Every way the plan breaks the semantics in docs/capacity.md, and its cost recomputed. Capacity ``held``
+    before the plan is prepaid capacity at no charge, from its start to its end only."""
     v = Verdict(penalty=penalty)
     months = _months(min(d.month for d in demand), max(d.month for d in demand))
     rows = {d.key: d for d in demand}
@@ -116,6 +129,13 @@ def check(demand: Sequence[DemandRow], offers: Sequence[OfferRow], quotas: Seque
             month = add_months(c.start_month, k)
             committed_gpus[(month, c.cloud.value, c.region, c.gpu)] += c.gpus
             commit_hours[(month, c.cloud.value, c.region, c.gpu, c.option.value)] += c.gpus * hours(month)
+    held_gpus: dict[tuple[str, str, str, str], float] = defaultdict(float)  # part-months count their share
+    for r in held:
+        for month in months:
+            covered = _held_hours(r, month)
+            if covered > 0:
+                held_gpus[(month, r.cloud.value, r.region, r.gpu)] += r.gpus * covered / hours(month)
+                commit_hours[(month, r.cloud.value, r.region, r.gpu, r.option.value)] += r.gpus * covered
 
     served: dict[tuple[str, str, str, int, bool], float] = defaultdict(float)
     regions_of: dict[tuple[str, str, str, int, bool], set[tuple[str, str]]] = defaultdict(set)
@@ -158,12 +178,14 @@ def check(demand: Sequence[DemandRow], offers: Sequence[OfferRow], quotas: Seque
                 v.violations.append(f"gang row {key}: split over {sorted(where)}")
             for cloud, region in where:
                 q = None if limit is None else limit.get((cloud, region, row.gpu, Market.ON_DEMAND.value), 0.0)
-                if q is not None and q < row.gang_gpus:
+                owned = held_gpus.get((row.month, cloud, region, row.gpu), 0.0)
+                if q is not None and max(q, owned) < row.gang_gpus:
                     v.violations.append(f"gang row {key}: {cloud}/{region} on-demand quota {q:g} < {row.gang_gpus}")
                 _concurrency(v, row, cloud, region, held_by[(key, cloud, region)],
-                             committed_gpus.get((row.month, cloud, region, row.gpu), 0.0))
+                             committed_gpus.get((row.month, cloud, region, row.gpu), 0.0) + owned)
 
     sites = {(c, r, g) for (_, c, r, g, _) in use} | {(c, r, g) for (_, c, r, g) in committed_gpus}
+    sites |= {(c, r, g) for (_, c, r, g) in held_gpus}
     for month in months:
         h = hours(month)
         for cloud, region, gpu in sites:
@@ -175,14 +197,15 @@ def check(demand: Sequence[DemandRow], offers: Sequence[OfferRow], quotas: Seque
                 cap = commit_hours.get((month, cloud, region, gpu, option.value), 0.0)
                 if got > cap * (1 + REL_TOL) + 1e-6:
                     v.violations.append(f"{month} {cloud}/{region}/{gpu}: {got:.3f} {option.value} GPU-hours "
-                                        f"used, {cap:.3f} committed")
+                                        f"used, {cap:.3f} committed or held")
             if limit is None:
                 continue
             q_od = limit.get((cloud, region, gpu, Market.ON_DEMAND.value), 0.0)
             q_sp = limit.get((cloud, region, gpu, Market.SPOT.value), 0.0)
-            if committed + od / h > q_od * (1 + REL_TOL) + 1e-6:
+            owned = held_gpus.get((month, cloud, region, gpu), 0.0)  # held fills the quota first
+            if committed + od / h > max(0.0, q_od - owned) * (1 + REL_TOL) + 1e-6:
                 v.violations.append(f"{month} {cloud}/{region}/{gpu}: {committed:g} committed + "
-                                    f"{od / h:.3f} on-demand GPUs > on_demand quota {q_od:g}")
+                                    f"{od / h:.3f} on-demand GPUs > on_demand quota {q_od:g} less {owned:g} held")
             if sp / h > q_sp * (1 + REL_TOL) + 1e-6:
                 v.violations.append(f"{month} {cloud}/{region}/{gpu}: {sp / h:.3f} spot GPUs > spot quota {q_sp:g}")
 

@@ -6,6 +6,7 @@ Row numbers count the header as row 1, as a spreadsheet shows them.
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import io
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -222,6 +223,10 @@ def duplicates(label: str, what: str) -> Callable[[Any, int], Iterable[RowProble
 
 
 def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, dt.datetime):
+        return value.isoformat()
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):

@@ -38,6 +38,8 @@ def decode(problem: Problem, model: Model, x: np.ndarray, builder: PlanBuilder, 
             if nodes:
                 usage.committed[(m, site)] += nodes * commit.gpus
                 capacity[(m, site)].append((commit.offer.option, nodes * commit.gpus * hours[m]))
+    for (m, site), gpus in model.sunk.items():  # held capacity: prepaid GPUs too, bought before the plan
+        usage.committed[(m, site)] += gpus
     at: dict[tuple[int, Site], list[tuple[int, float]]] = defaultdict(list)
     for (u, site), col in model.served.items():
         if x[col] > EPS_GPU_HOURS:
@@ -67,7 +69,8 @@ def decode(problem: Problem, model: Model, x: np.ndarray, builder: PlanBuilder, 
         for u, option, amount in northwest(spot_ok, [(Option.SPOT, left[Option.SPOT])]):
             taken[u] += amount
             allocations[u].append(((site, option), amount))
-        pieces = [*_commit_pieces(capacity.get((m, site), []), cm), (site.usage_option, left[site.usage_option])]
+        prepaid = site.held.get(m, []) + sorted(capacity.get((m, site), []), key=lambda p: p[0].value)  # held first
+        pieces = [*_commit_pieces(prepaid, cm), (site.usage_option, left[site.usage_option])]
         rest = [(u, v - taken[u]) for u, v in served]
         for u, option, amount in northwest(rest, pieces):
             allocations[u].append(((site, option), amount))
@@ -109,7 +112,7 @@ def _split(rows: list[tuple[int, float]], pieces: list[tuple[tuple[Site, Option]
 
 def _commit_pieces(capacity: list[tuple[Option, float]], used: float) -> list[tuple[Option, float]]:
     out = []
-    for option, cap in sorted(capacity, key=lambda p: p[0].value):
+    for option, cap in capacity:
         take = min(cap, used)
         if take > 0:
             out.append((option, take))

@@ -142,6 +142,11 @@ def _gang(ledger: _Ledger, m: int, site: Site, row: DemandRow) -> _Gang:
 def greedy(problem: Problem) -> Plan:
     builder = PlanBuilder(problem)
     ledger = _Ledger(problem)
+    for site in problem.sites.values():  # held capacity: committed already, at no further cost
+        for m, pieces in site.held.items():
+            for option, gpu_hours in pieces:
+                ledger.committed[(m, site)] += gpu_hours / problem.hours[m]
+                ledger.commit_left[(m, site, option)] += gpu_hours
     index = {month: i for i, month in enumerate(problem.months)}
     order = sorted(range(len(problem.demand)), key=lambda r: (index[problem.demand[r].month],
                                                                -problem.demand[r].gang_gpus,
@@ -156,7 +161,7 @@ def greedy(problem: Problem) -> Plan:
             continue
         trials = [(_fill(ledger, None, r, m, _options(ledger, m, s, row, buy=False), row.gpu_hours,
                          _gang(ledger, m, s, row)), s)
-                  for s in sites if s.quota_on_demand >= row.gang_gpus]
+                  for s in sites if max(s.quota_on_demand, problem.held_gpus(m, s)) >= row.gang_gpus]
         if trials:
             (served, _), best = max(trials, key=lambda t: (round(t[0][0], 6), -t[0][1], t[1].key))
             if served > EPS_GPU_HOURS:

@@ -101,7 +101,8 @@ def fix_prepaid(model: Model, lower: np.ndarray, upper: np.ndarray) -> None:
     runs on paid hours elsewhere: feasible whatever the rest (a gang on paid hours only needs no top-up rule)."""
     for (u, site), w in model.prepaid.items():
         unit = model.units[u]
-        gpus = sum(g * lower[y] for y, g in model.held.get((unit.month, site), []))
+        bought = sum(g * lower[y] for y, g in model.held.get((unit.month, site), []))
+        gpus = model.sunk.get((unit.month, site), 0.0) + bought
         lower[w] = upper[w] = 1.0 if gpus >= unit.gang else 0.0
 
 

@@ -14,6 +14,8 @@ Model (docs/capacity.md states it in prose):
                S - T <= H W,  T + (H/G) C >= H W,  S - T <= (H/G) C,  T <= S;  per (month, site) the top-ups
                fit the paid hours: sum T <= OD + SP, sum of the not spot_ok T <= OD (with the balance row,
                exactly what lets the hours be split so no gang holds more prepaid GPUs than there are);
+  held         capacity the fleet already holds, K GPU-hours at (month, site) (C0 = K / h GPUs): no column and no
+               cost (sunk); CM <= K + h sum gpus Y, it fills the quota first (OD <= h Q_od - K) and counts in C;
   objective    price_od OD + price_sp SP + sum charge(c) Y + penalty U.
 In relaxed mode every quota gets a priced increase E[s, market] (in GPUs), and gang rows may go to sites
 whose on-demand quota is below the gang if E covers the difference.
@@ -68,6 +70,7 @@ class Model:
     topup: dict[tuple[int, Site], int] = field(default_factory=dict)  # (gang unit, site) -> T
     prepaid: dict[tuple[int, Site], int] = field(default_factory=dict)  # (gang unit, site) -> W
     held: dict[tuple[int, Site], list[tuple[int, int]]] = field(default_factory=dict)  # (month, site) -> (Y, GPUs)
+    sunk: dict[tuple[int, Site], float] = field(default_factory=dict)  # (month, site) -> GPUs already held (C0)
     increase: dict[tuple[Site, Market], int] = field(default_factory=dict)
     balance: dict[tuple[int, Site], int] = field(default_factory=dict)  # (month, site) -> its balance row
     hours: list[int] = field(default_factory=list)  # per month of the horizon
@@ -144,14 +147,14 @@ def units_of(problem: Problem, gpu: str | None = None) -> list[Unit]:
     return out
 
 
-def eligible(site: Site, unit: Unit, relax: bool) -> bool:
+def eligible(site: Site, unit: Unit, relax: bool, held_gpus: float = 0.0) -> bool:
     reserved = site.on_demand is not None or bool(site.commits)
     if relax:
-        return reserved or (unit.spot_ok and site.spot is not None)
-    if unit.gang > 1 and unit.gang > site.quota_on_demand:
+        return reserved or held_gpus > 0 or (unit.spot_ok and site.spot is not None)
+    if unit.gang > 1 and unit.gang > max(site.quota_on_demand, held_gpus):
         return False
-    return (reserved and site.quota_on_demand > 0) or (unit.spot_ok and site.spot is not None
-                                                       and site.quota_spot > 0)
+    return held_gpus > 0 or (reserved and site.quota_on_demand > 0) or (unit.spot_ok and site.spot is not None
+                                                                        and site.quota_spot > 0)
 
 
 def build(problem: Problem, relax: bool = False, gpu: str | None = None) -> Model:
@@ -174,14 +177,15 @@ def build(problem: Problem, relax: bool = False, gpu: str | None = None) -> Mode
 
     for u, unit in enumerate(model.units):
         model.unserved.append(model.col(problem.penalty, 0.0, unit.hours))
-        sites = [s for s in by_gpu.get(unit.gpu, []) if eligible(s, unit, relax)]
+        sites = [s for s in by_gpu.get(unit.gpu, [])
+                 if eligible(s, unit, relax, problem.held_gpus(unit.month, s))]
         entries = [(model.unserved[u], 1.0)]
         choices = []
         for site in sites:
             s = model.served[(u, site)] = model.col(0.0, 0.0, unit.hours)
             entries.append((s, 1.0))
             at[(unit.month, site)].append(u)
-            short = unit.gang > 1 and unit.gang > site.quota_on_demand
+            short = unit.gang > 1 and unit.gang > max(site.quota_on_demand, problem.held_gpus(unit.month, site))
             if unit.gang > 1 and (len(sites) > 1 or short):
                 z = model.chosen[(u, site)] = model.col(0.0, 0.0, 1.0, integer=True)
                 model.row([(s, 1.0), (z, -unit.hours)], -INF, 0.0)
@@ -200,12 +204,14 @@ def build(problem: Problem, relax: bool = False, gpu: str | None = None) -> Mode
 def _supply(problem: Problem, model: Model, at: dict[tuple[int, Site], list[int]], hours: list[int],
             relax: bool, increase: Callable[[Site, Market], int]) -> None:
     for (m, site), units in at.items():
-        h = hours[m]
+        h, sunk = hours[m], site.held_hours(m)
+        if sunk > 0:
+            model.sunk[(m, site)] = sunk / h
         spot_units = [u for u in units if model.units[u].spot_ok]
         q_od, q_sp = site.quota_on_demand, site.quota_spot
         balance = [(model.served[(u, site)], -1.0) for u in units]
         if site.on_demand is not None and (relax or q_od > 0):
-            bound = INF if relax or math.isinf(q_od) else h * q_od
+            bound = INF if relax or math.isinf(q_od) else max(0.0, h * q_od - sunk)
             model.od[(m, site)] = model.col(site.on_demand.usd_per_gpu_hour, 0.0, bound)
             balance.append((model.od[(m, site)], 1.0))
         if site.spot is not None and spot_units and (relax or q_sp > 0):
@@ -216,7 +222,7 @@ def _supply(problem: Problem, model: Model, at: dict[tuple[int, Site], list[int]
                 model.row([(sp, 1.0)] + [(model.served[(u, site)], -1.0) for u in spot_units], -INF, 0.0)
             if relax and not math.isinf(q_sp):
                 model.row([(sp, 1.0), (increase(site, Market.SPOT), -h)], -INF, h * q_sp)
-        if site.commits and (relax or q_od > 0):
+        if (site.commits and (relax or q_od > 0)) or sunk > 0:
             model.cm[(m, site)] = model.col(0.0, 0.0, INF)
             balance.append((model.cm[(m, site)], 1.0))
         model.balance[(m, site)] = model.num_row
@@ -224,9 +230,9 @@ def _supply(problem: Problem, model: Model, at: dict[tuple[int, Site], list[int]
     active = model.held = _commitments(problem, model, hours, relax)
     for m, site in sorted(set(model.od) | set(model.cm) | set(active), key=lambda k: (k[0], k[1].key)):
         h, q_od = hours[m], site.quota_on_demand
-        terms = active.get((m, site), [])
+        terms, sunk = active.get((m, site), []), model.sunk.get((m, site), 0.0) * h
         if (m, site) in model.cm:
-            model.row([(model.cm[(m, site)], 1.0)] + [(y, -h * g) for y, g in terms], -INF, 0.0)
+            model.row([(model.cm[(m, site)], 1.0)] + [(y, -h * g) for y, g in terms], -INF, sunk)
         if math.isinf(q_od) or not (relax or terms):
             continue
         entries = [(y, float(h * g)) for y, g in terms]
@@ -234,21 +240,22 @@ def _supply(problem: Problem, model: Model, at: dict[tuple[int, Site], list[int]
             entries.append((model.od[(m, site)], 1.0))
         if relax:
             entries.append((increase(site, Market.ON_DEMAND), -h))
-        model.row(entries, -INF, h * q_od)
+        model.row(entries, -INF, max(0.0, h * q_od - sunk))
     _concurrency(model, at, active)
 
 
 def _concurrency(model: Model, at: dict[tuple[int, Site], list[int]],
                  active: dict[tuple[int, Site], list[tuple[int, int]]]) -> None:
     """While a gang runs it holds all its GPUs at once: prepaid capacity of C < G GPUs serves at most C/G of it,
-    the rest is paid per hour used (docs/capacity.md, "Concurrency"). Only gangs larger than the smallest node
-    they could find prepaid need the rows: otherwise any prepaid capacity there already holds the gang."""
+    the rest is paid per hour used (docs/capacity.md, "Concurrency"). Held capacity (C0 GPUs) counts in C. Only
+    gangs larger than C0 and than the smallest node they could find prepaid need the rows: otherwise any prepaid
+    capacity there already holds the gang."""
     for (m, site), units in sorted(at.items(), key=lambda kv: (kv[0][0], kv[0][1].key)):
-        terms = active.get((m, site), [])
-        if not terms:
+        terms, c0 = active.get((m, site), []), model.sunk.get((m, site), 0.0)
+        if not terms and c0 <= 0:
             continue
-        smallest = min(g for _, g in terms)
-        gangs = [u for u in units if model.units[u].gang > smallest]
+        smallest = min((g for _, g in terms), default=INF)
+        gangs = [u for u in units if model.units[u].gang > c0 and (c0 > 0 or model.units[u].gang > smallest)]
         for u in gangs:
             unit = model.units[u]
             s, share = model.served[(u, site)], unit.hours / unit.gang
@@ -256,8 +263,8 @@ def _concurrency(model: Model, at: dict[tuple[int, Site], list[int]],
             w = model.prepaid[(u, site)] = model.col(0.0, 0.0, 1.0, integer=True)
             held = [(y, share * g) for y, g in terms]
             model.row([(s, 1.0), (t, -1.0), (w, -unit.hours)], -INF, 0.0)
-            model.row([(t, 1.0), *held, (w, -unit.hours)], 0.0, INF)
-            model.row([(s, 1.0), (t, -1.0)] + [(y, -c) for y, c in held], -INF, 0.0)
+            model.row([(t, 1.0), *held, (w, -unit.hours)], -share * c0, INF)
+            model.row([(s, 1.0), (t, -1.0)] + [(y, -c) for y, c in held], -INF, share * c0)
             model.row([(t, 1.0), (s, -1.0)], -INF, 0.0)
         if not gangs:
             continue

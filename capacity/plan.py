@@ -129,6 +129,9 @@ class _Room:
             for m in range(start, min(start + commit.term_months, len(problem.months))):
                 # committed GPUs hold the on-demand quota all month, used or not
                 self.used[(m, site, "held")] += nodes * commit.gpus * problem.hours[m]
+        for site in problem.sites.values():  # and capacity held before the plan
+            for m in site.held:
+                self.used[(m, site, "held")] += site.held_hours(m)
 
     def idle(self, m: int, site: Site, spot: bool) -> float:
         h = self.problem.hours[m]
@@ -145,7 +148,7 @@ def shortfall_reason(problem: Problem, row: DemandRow, room: _Room | None = None
     sites = problem.sites_for(row.gpu)
     if not sites:
         return f"no offer sells {row.gpu}"
-    usable = [s for s in sites if s.on_demand or s.commits or (row.spot_ok and s.spot)]
+    usable = [s for s in sites if s.on_demand or s.commits or s.held or (row.spot_ok and s.spot)]
     if not usable:
         return f"only spot offers sell {row.gpu} and the row is not spot_ok"
     if row.gang_gpus > 1 and not any(s.quota_on_demand >= row.gang_gpus for s in usable):

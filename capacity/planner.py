@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from capacity import check, greedy, optimize, problem, requests, stay
 from capacity.optimize import ProgressFn, Solution
 from capacity.plan import Plan
-from capacity.schema import DemandRow, OfferRow, QuotaRequest, QuotaRow
+from capacity.schema import DemandRow, HeldRow, OfferRow, QuotaRequest, QuotaRow
 
 RELAXED_GAP = 0.02  # quota requests are advice, rounded up to whole GPUs: a looser proof is enough
 RELAXED_TIME_S = 30.0
@@ -27,6 +27,7 @@ class Run:
     relaxed: Solution | None
     requests: list[QuotaRequest]
     verdict: check.Verdict
+    held_left_out: list[str] = field(default_factory=list)  # ledger entries not used as held capacity, and why
 
     @property
     def plan(self) -> Plan:
@@ -62,8 +63,9 @@ class Run:
 def plan(demand: Sequence[DemandRow], offers: Sequence[OfferRow], quotas: Sequence[QuotaRow] | None,
          penalty: float = problem.DEFAULT_PENALTY_USD_PER_GPU_HOUR, gap: float = problem.DEFAULT_GAP,
          time_limit_s: float = problem.DEFAULT_TIME_LIMIT_S, progress: ProgressFn | None = None,
-         stay_threshold: float = stay.DEFAULT_THRESHOLD) -> Run:
-    built = problem.build(demand, offers, quotas, penalty)
+         stay_threshold: float = stay.DEFAULT_THRESHOLD, held: Sequence[HeldRow] = ()) -> Run:
+    """Plan demand over the offers within the quotas, using the capacity already ``held`` first (sunk)."""
+    built = problem.build(demand, offers, quotas, penalty, held)
     started = time.perf_counter()
     baseline = greedy.greedy(built)
     greedy_seconds = time.perf_counter() - started
@@ -78,5 +80,5 @@ def plan(demand: Sequence[DemandRow], offers: Sequence[OfferRow], quotas: Sequen
                                  progress=progress, relax=True, only=short, starts=[solution.plan])
         found = requests.quota_requests(built, relaxed)
     result = solution.plan
-    verdict = check.check(demand, offers, quotas, result.lines, result.commitments, result.shortfall, penalty)
+    verdict = check.check(demand, offers, quotas, result.lines, result.commitments, result.shortfall, penalty, held)
     return Run(built, solution, baseline, greedy_seconds, relaxed, found, verdict)

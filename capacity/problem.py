@@ -12,7 +12,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from capacity.csvio import InputError, RowProblem
-from capacity.schema import DemandRow, Market, OfferRow, Option, QuotaRow, charged_hours, hours, month_span
+from capacity.schema import (
+    DemandRow,
+    HeldRow,
+    Market,
+    OfferRow,
+    Option,
+    QuotaRow,
+    charged_hours,
+    covered_hours,
+    hours,
+    month_span,
+)
 from components.catalog import Cloud
 
 DEFAULT_PENALTY_USD_PER_GPU_HOUR = 1000.0
@@ -61,6 +72,8 @@ class Site:
     commits: list[CommitOffer] = field(default_factory=list)
     quota_on_demand: float = math.inf
     quota_spot: float = math.inf
+    # capacity the fleet already holds: horizon month -> (option, GPU-hours it holds that month), at sunk cost
+    held: dict[int, list[tuple[Option, float]]] = field(default_factory=dict)
 
     @property
     def cloud(self) -> Cloud:
@@ -83,6 +96,9 @@ class Site:
         only usage-priced option (GCP A3 Ultra / A4)."""
         return self.on_demand.option if self.on_demand is not None else Option.ON_DEMAND
 
+    def held_hours(self, m: int) -> float:
+        return sum(h for _, h in self.held.get(m, ()))
+
     def price(self, option: Option) -> float:
         offer = self.spot if option is Option.SPOT else self.on_demand if option in USAGE_OPTIONS else None
         return offer.usd_per_gpu_hour if offer is not None else 0.0
@@ -97,18 +113,24 @@ class Problem:
     penalty: float = DEFAULT_PENALTY_USD_PER_GPU_HOUR
     quotas_given: bool = True
     never_saving: tuple[OfferRow, ...] = ()  # prepaid offers left out: rate >= the site's pay-per-use rate
+    held: tuple[HeldRow, ...] = ()  # capacity already held, used first (docs/capacity.md, "Held capacity")
 
     def charge(self, commit: CommitOffer, start: int) -> float:
         """One node of ``commit`` bought in horizon month ``start``, charged in full."""
         return commit.charge(self.months[start])
+
+    def held_gpus(self, m: int, site: Site) -> float:
+        """GPUs held at the site in horizon month ``m``; a part-month counts its share (half a month of 64 GPUs
+        is 32)."""
+        return site.held_hours(m) / self.hours[m]
 
     def sites_for(self, gpu: str) -> list[Site]:
         return [s for s in self.sites.values() if s.gpu == gpu]
 
 
 def build(demand: Sequence[DemandRow], offers: Sequence[OfferRow], quotas: Sequence[QuotaRow] | None,
-          penalty: float = DEFAULT_PENALTY_USD_PER_GPU_HOUR) -> Problem:
-    """Gather offers and quotas per site. Without a quotas file nothing is limited; with one, a
+          penalty: float = DEFAULT_PENALTY_USD_PER_GPU_HOUR, held: Sequence[HeldRow] = ()) -> Problem:
+    """Gather offers, quotas and held capacity per site. Without a quotas file nothing is limited; with one, a
     (cloud, region, gpu, market) it does not list has a quota of 0 GPUs. Refuses more than MAX_DEMAND_ROWS."""
     error = too_many_rows(len(demand), "demand")
     if error is not None:
@@ -126,13 +148,19 @@ def build(demand: Sequence[DemandRow], offers: Sequence[OfferRow], quotas: Seque
         else:
             _add_commit(site, offer)
     never_saving = tuple(c.offer for site in sites.values() for c in _drop_never_saving(site))
+    for row in held:
+        for m, month in enumerate(months):
+            covered = covered_hours(row.start, row.end, month)
+            if covered > 0:
+                site = sites.setdefault((row.cloud, row.region, row.gpu), Site((row.cloud, row.region, row.gpu)))
+                site.held.setdefault(m, []).append((row.option, row.gpus * covered))
     if quotas is not None:
         limits = {(q.cloud, q.region, q.gpu, q.market): float(q.max_gpus) for q in quotas}
         for site in sites.values():
             site.quota_on_demand = limits.get((*site.key, Market.ON_DEMAND), 0.0)
             site.quota_spot = limits.get((*site.key, Market.SPOT), 0.0)
     return Problem(tuple(demand), months, sites, tuple(hours(m) for m in months), penalty, quotas is not None,
-                   never_saving)
+                   never_saving, tuple(held))
 
 
 def _drop_never_saving(site: Site) -> list[CommitOffer]:

@@ -7,6 +7,7 @@ gets a bad row told to them reads the same words as docs/capacity.md.
 from __future__ import annotations
 
 import calendar
+import datetime as dt
 from enum import StrEnum
 from typing import Annotated
 
@@ -192,6 +193,24 @@ class CommitmentLine(Row):
     usd_total: Usd
 
 
+class HeldRow(Row):
+    """One line of held.csv: capacity the fleet already holds (from a recorded ledger, docs/ledger.md). The plan
+    uses it first, at sunk cost, only from its start to its end, at its own cloud, region and machine type."""
+
+    id: str = Field(min_length=1, description="the cloud's id of the capacity block or reservation (an Azure id "
+                    "is a whole resource path)")
+    cloud: Cloud = Field(description="one of aws, gcp, azure")
+    region: Region
+    machine_type: Name = Field(description="a catalogue machine type of that cloud, e.g. p5.48xlarge")
+    gpu: Name = Field(description="the catalogue GPU product of that machine type")
+    gpus: int = Field(ge=1, description="a whole number >= 1: GPUs it holds (whole nodes x GPUs per node)")
+    option: Option = Field(description="how it was bought: capacity_block, reservation, commit_1y or commit_3y")
+    start: dt.datetime | None = Field(default=None, description="ISO 8601 with a zone; empty: held already")
+    end: dt.datetime | None = Field(default=None, description="ISO 8601 with a zone; empty: held until released")
+    usd_per_hour: float | None = Field(default=None, ge=0, allow_inf_nan=False,
+                                       description="what it bills per hour, used or not; empty: unknown")
+
+
 class ShortfallLine(Row):
     """One line of shortfall.csv: GPU-hours of a demand row the plan leaves unserved."""
 
@@ -236,6 +255,18 @@ def charged_hours(option: Option, start_month: str) -> int:
     calendar month bills each of its hours (hours(month): 720 h in a 30-day month, not a flat 744 or 730); a
     commitment or capacity block its fixed term (Option.term_hours)."""
     return hours(start_month) if option is Option.RESERVATION else option.term_hours
+
+
+def month_start(month: str) -> dt.datetime:
+    return dt.datetime(int(month[:4]), int(month[5:7]), 1, tzinfo=dt.UTC)
+
+
+def covered_hours(start: dt.datetime | None, end: dt.datetime | None, month: str) -> float:
+    """Hours of ``month`` (UTC) inside [start, end): capacity held for part of a month serves only that part."""
+    first, after = month_start(month), month_start(add_months(month, 1))
+    lo = max(first, start) if start is not None else first
+    hi = min(after, end) if end is not None else after
+    return max(0.0, (hi - lo).total_seconds() / 3600)
 
 
 def add_months(month: str, n: int) -> str:

@@ -1,0 +1,136 @@
+"""The planner starts from what is already bought: capacity the fleet holds (a recorded ledger's capacity blocks and
+reservations) is supply the plan uses first, at sunk cost, only within its term and at its own site; the plan buys
+only what it lacks (docs/capacity.md, "Held capacity").
+
+By hand. January 2027 has 31 x 24 = 744 hours. Offers in us-east-1, 8-GPU H100 nodes: on demand $10 per GPU-hour,
+a capacity block $5, charged 840 h whether used or not: 8 x 840 x 5 = $33,600 a node, holding 8 x 744 = 5,952
+GPU-hours of January. The fleet holds a block of 64 GPUs (8 nodes) for the whole month: 64 x 744 = 47,616 GPU-hours.
+
+* Demand of 47,616 GPU-hours (one 64-GPU gang all month): the block holds it: nothing bought, $0 spent.
+* Demand of 80 x 744 = 59,520 GPU-hours (jobs that may spread): the block holds 47,616; the other 11,904 are
+  16 GPUs all month, two block nodes ($67,200; on demand they would cost $119,040): the plan buys 2 nodes.
+* The block ends on 2027-01-16 00:00 UTC: it holds 64 x 15 x 24 = 23,040 GPU-hours of January. Demand of
+  47,616 leaves 24,576: four new nodes hold 23,808 ($134,400) and 768 run on demand ($7,680): $142,080 (three
+  nodes and 6,720 on demand cost $168,000, five nodes $168,000).
+* Held 56 GPUs (7 nodes) and a 64-GPU gang of 56 x 744 = 41,664 GPU-hours: on the held GPUs alone the gang needs
+  a top-up of 8/64 x 41,664 = 5,208 GPU-hours on demand ($52,080); one more block node makes 64 GPUs ($33,600),
+  the cheaper. Without a block offer the plan pays the $52,080 top-up.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from plan_helpers import offer, row
+
+from capacity import check, greedy, planner, problem
+from capacity.plan import Plan
+from capacity.schema import HeldRow, Option, PlanLine
+from components.catalog import Cloud
+
+JAN, H = "2027-01", 744
+OFFERS = [offer("us-east-1", Option.ON_DEMAND, 10.0), offer("us-east-1", Option.CAPACITY_BLOCK, 5.0)]
+WHOLE_JANUARY = (dt.datetime(2026, 12, 20, 11, 30, tzinfo=dt.UTC), dt.datetime(2027, 2, 1, 11, 30, tzinfo=dt.UTC))
+MID_JANUARY = dt.datetime(2027, 1, 16, tzinfo=dt.UTC)
+
+
+def block(gpus: int = 64, end: dt.datetime = WHOLE_JANUARY[1], region: str = "us-east-1",
+          gpu: str = "H100") -> HeldRow:
+    return HeldRow(id="cr-0a1b2c3d4e5f60718", cloud=Cloud.AWS, region=region, machine_type=f"{gpu.lower()}-m8",
+                   gpu=gpu, gpus=gpus, option=Option.CAPACITY_BLOCK, start=WHOLE_JANUARY[0], end=end,
+                   usd_per_hour=gpus * 5.0)
+
+
+def by_option(plan: Plan) -> dict[Option, float]:
+    out: dict[Option, float] = {}
+    for line in plan.lines:
+        out[line.option] = out.get(line.option, 0.0) + line.gpu_hours
+    return out
+
+
+def bought(plan: Plan) -> list[tuple[Option, int]]:
+    return [(c.option, c.nodes) for c in plan.commitments]
+
+
+def run(demand: list, held: list[HeldRow], offers: list = OFFERS) -> planner.Run:
+    result = planner.plan(demand, offers, None, time_limit_s=30, held=held)
+    assert result.verdict.ok, result.verdict.violations
+    assert result.verdict.total_usd == pytest.approx(result.plan.total_usd)
+    return result
+
+
+def test_demand_the_held_block_can_hold_buys_nothing() -> None:
+    demand = [row(JAN, "pretrain", 64 * H, gang=64)]
+    result = run(demand, [block()])
+    assert bought(result.plan) == []
+    assert by_option(result.plan) == {Option.CAPACITY_BLOCK: pytest.approx(47_616)}
+    assert result.plan.total_usd == 0
+    assert bought(result.greedy) == [] and result.greedy.total_usd == 0  # the baseline starts from it too
+
+
+def test_demand_beyond_the_held_block_buys_only_the_difference() -> None:
+    demand = [row(JAN, "research", 80 * H)]
+    result = run(demand, [block()])
+    assert bought(result.plan) == [(Option.CAPACITY_BLOCK, 2)]
+    assert result.plan.total_usd == pytest.approx(67_200)
+    assert by_option(result.plan) == {Option.CAPACITY_BLOCK: pytest.approx(59_520)}
+
+
+def test_a_block_ending_mid_month_serves_only_its_hours() -> None:
+    demand = [row(JAN, "research", 64 * H)]
+    result = run(demand, [block(end=MID_JANUARY)])
+    assert bought(result.plan) == [(Option.CAPACITY_BLOCK, 4)]
+    assert by_option(result.plan) == {Option.CAPACITY_BLOCK: pytest.approx(23_040 + 23_808),
+                                      Option.ON_DEMAND: pytest.approx(768)}
+    assert result.plan.total_usd == pytest.approx(142_080)
+
+
+@pytest.mark.parametrize(("offers", "expected_usd", "nodes"), [(OFFERS, 33_600, [(Option.CAPACITY_BLOCK, 1)]),
+                                                               (OFFERS[:1], 52_080, [])])
+def test_held_gpus_fewer_than_a_gang_need_a_top_up(offers: list, expected_usd: float, nodes: list) -> None:
+    demand = [row(JAN, "pretrain", 56 * H, gang=64)]
+    result = run(demand, [block(gpus=56)], offers)
+    assert bought(result.plan) == nodes
+    assert result.plan.total_usd == pytest.approx(expected_usd)
+    if not nodes:
+        assert by_option(result.plan)[Option.ON_DEMAND] == pytest.approx(5_208)
+
+
+def test_held_capacity_serves_only_its_own_site_and_gpu() -> None:
+    demand = [row(JAN, "research", 80 * H)]
+    elsewhere = run(demand, [block(region="us-west-2")])  # no offer there: the held block still serves there
+    assert {(line.region, line.option) for line in elsewhere.plan.lines} == {("us-west-2", Option.CAPACITY_BLOCK),
+                                                                             ("us-east-1", Option.CAPACITY_BLOCK)}
+    assert bought(elsewhere.plan) == [(Option.CAPACITY_BLOCK, 2)]
+    other_gpu = run(demand, [block(gpu="A100-80GB")])  # an A100 block holds no H100 work
+    assert bought(other_gpu.plan) == [(Option.CAPACITY_BLOCK, 10)]
+    assert other_gpu.plan.total_usd == pytest.approx(10 * 33_600)
+
+
+def _line(option: Option, gpu_hours: float, month: str = JAN) -> PlanLine:
+    return PlanLine(month=month, team="research", gpu="H100", cloud=Cloud.AWS, region="us-east-1", option=option,
+                    gpu_hours=gpu_hours, usd=0.0 if option.is_commit else 10.0 * gpu_hours, gang_gpus=1,
+                    spot_ok=False)
+
+
+def test_the_checker_accepts_held_supply_and_catches_use_past_its_end() -> None:
+    demand = [row(JAN, "research", 64 * H)]
+    honest = [_line(Option.CAPACITY_BLOCK, 23_040), _line(Option.ON_DEMAND, 24_576)]
+    assert check.check(demand, OFFERS, None, honest, [], held=[block(end=MID_JANUARY)]).ok
+    crafted = [_line(Option.CAPACITY_BLOCK, 47_616)]  # the whole month on a block that ends on the 16th
+    violations = check.check(demand, OFFERS, None, crafted, [], held=[block(end=MID_JANUARY)]).violations
+    assert violations == ["2027-01 aws/us-east-1/H100: 47616.000 capacity_block GPU-hours used, 23040.000 "
+                          "committed or held"]
+    feb = [row("2027-02", "research", 64 * 672)]  # of February only the 11.5 h to 1 Feb 11:30: 64 x 11.5 = 736
+    past = check.check(feb, OFFERS, None, [_line(Option.CAPACITY_BLOCK, 64 * 672, "2027-02")], [],
+                       held=[block()]).violations
+    assert past == ["2027-02 aws/us-east-1/H100: 43008.000 capacity_block GPU-hours used, 736.000 committed or held"]
+    assert not check.check(demand, OFFERS, None, crafted, [], held=[block()]).violations  # within its term
+
+
+def test_greedy_uses_held_first() -> None:
+    demand = [row(JAN, "research", 80 * H)]
+    plan = greedy.greedy(problem.build(demand, OFFERS, None, held=[block()]))
+    assert bought(plan) == [(Option.CAPACITY_BLOCK, 2)]
+    assert plan.total_usd == pytest.approx(67_200)
