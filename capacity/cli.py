@@ -52,6 +52,10 @@ SkipUnoffered = Annotated[bool, typer.Option(help="drop offers in a region the c
                                                  "refusing the file")]
 
 
+LedgerOpt = Annotated[Path | None, typer.Option(
+    "--ledger", help="a recorded `capacity ledger --live --format json`: the capacity blocks and reservations the "
+                     "fleet holds are used first, at sunk cost, within their term (docs/capacity.md, Held "
+                     "capacity)")]
 StaleAfter = Annotated[int, typer.Option(min=1, help="warn when the oldest price is older than this many days")]
 StayThreshold = Annotated[float, typer.Option(min=0.0, max=1.0, help="a team's work moves to another region only "
                                               "when that saves more than this share of its on-demand cost where it "
@@ -74,6 +78,16 @@ def _quotas(path: Path | None, skip_unoffered: bool) -> list[QuotaRow] | None:
     for warning in warnings or []:
         errors.print(f"warning: {warning}", style="yellow", highlight=False, markup=False)
     return rows
+
+
+def _held(ledger: Path | None) -> tuple[list, list[str]]:
+    """The held supply of --ledger; each entry left out is a warning that says why."""
+    from capacity.ledger import supply
+
+    held, left_out = supply.load(ledger) if ledger else ([], [])
+    for warning in left_out:
+        errors.print(f"warning: {warning}", style="yellow", highlight=False, markup=False)
+    return held, left_out
 
 
 def _fail(err: InputError | SpecError) -> typer.Exit:
@@ -196,6 +210,7 @@ def plan(
     stay_threshold: StayThreshold = STAY_THRESHOLD,
     skip_unoffered: SkipUnoffered = False,
     stale_after_days: StaleAfter = STALE_AFTER_DAYS,
+    ledger: LedgerOpt = None,
     fmt: FormatOpt = Format.TEXT,
 ) -> None:
     """Plan the cheapest way to serve demand.csv within quotas: MILP (HiGHS), greedy baseline, quota requests."""
@@ -205,10 +220,12 @@ def plan(
         rows = inputs.load_demand(demand)
         offer_rows = _offers(offers, skip_unoffered)
         quota_rows = _quotas(quotas, skip_unoffered)
+        held, left_out = _held(ledger)
     except InputError as err:
         raise _fail(err) from None
     with report.solving(errors) as progress:
-        run = planner.plan(rows, offer_rows, quota_rows, penalty, gap, time_limit, progress, stay_threshold)
+        run = planner.plan(rows, offer_rows, quota_rows, penalty, gap, time_limit, progress, stay_threshold, held)
+    run.held_left_out = left_out
     data = report.write(run, out, stale_after_days)
     if fmt is Format.JSON:  # summary.json
         console.print_json(json.dumps(data, sort_keys=True))
@@ -243,6 +260,7 @@ def report_command(
     actuals_db: Annotated[Path | None, typer.Option(help="the DuckDB database for --focus; default: the user's "
                                                          "data directory")] = None,
     currency: Annotated[str | None, typer.Option(help="billing currency of exports without BillingCurrency")] = None,
+    ledger: LedgerOpt = None,
 ) -> None:
     """The report finance reviews: forecast (with --history), plan, budget variance -> HTML, XLSX, Markdown."""
     from capacity import forecast as fc
@@ -263,6 +281,7 @@ def report_command(
         kept: list[str] | None = [] if allow_unmatched_budget else None
         budget_rows = budgets.load_budget(budget, teams, kept) if budget else None
         loaded = actuals_cli.load_exports(focus, actuals_db, currency) if focus else None  # before the long solve
+        held, left_out = _held(ledger)
     except InputError as err:
         raise _fail(err) from None
     for warning in kept or []:
@@ -276,7 +295,8 @@ def report_command(
         rows = rows or result.demand
     assert rows is not None
     with report.solving(errors) as progress:
-        run = planner.plan(rows, offer_rows, quota_rows, penalty, gap, time_limit, progress, stay_threshold)
+        run = planner.plan(rows, offer_rows, quota_rows, penalty, gap, time_limit, progress, stay_threshold, held)
+    run.held_left_out = left_out
     data = report.write(run, out, stale_after_days)
     document = actuals_cli.report(*loaded, (run.plan.lines, run.plan.commitments)) if loaded else None
     made = finance.write(run, data, out, budget_rows, history_rows, result, quantile.value, actuals=document)

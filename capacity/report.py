@@ -19,15 +19,15 @@ from rich.console import Console
 from rich.progress import Progress as Bar
 from rich.progress import SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from capacity import staleness
+from capacity import held, staleness
 from capacity.csvio import write_models
 from capacity.optimize import Progress, ProgressFn
 from capacity.planner import Run
-from capacity.schema import CommitmentLine, PlanLine, QuotaRequest, ShortfallLine
+from capacity.schema import CommitmentLine, HeldRow, PlanLine, QuotaRequest, ShortfallLine
 from capacity.terminal import Column, names, print_table
 
 SCHEMA_VERSION = 1
-FILES = ("plan.csv", "commitments.csv", "shortfall.csv", "quota_requests.csv", "summary.json")
+FILES = ("plan.csv", "commitments.csv", "shortfall.csv", "quota_requests.csv", "held.csv", "summary.json")
 
 
 def _usd(x: float) -> float:
@@ -41,6 +41,10 @@ def price_dates(run: Run) -> list[str]:
         offers = [site.on_demand, site.spot, *(c.offer for c in site.commits)]
         out += [o.as_of for o in offers if o is not None and o.as_of]
     return out
+
+
+def held_uses(run: Run) -> list[held.HeldUse]:
+    return held.uses(run.problem.held, run.plan, run.problem.months)
 
 
 def summary(run: Run, stale_after_days: int = staleness.STALE_AFTER_DAYS) -> dict[str, Any]:
@@ -83,6 +87,7 @@ def summary(run: Run, stale_after_days: int = staleness.STALE_AFTER_DAYS) -> dic
         "demand_rows": len(run.problem.demand),
         "model": dict(sorted(s.stats.items())),
         "check": {"ok": run.verdict.ok, "violations": len(run.verdict.violations)},
+        "held": held.as_json(held_uses(run), run.held_left_out),
     }
 
 
@@ -92,6 +97,7 @@ def write(run: Run, out: Path, stale_after_days: int = staleness.STALE_AFTER_DAY
     write_models(out / "commitments.csv", CommitmentLine, run.plan.commitments)
     write_models(out / "shortfall.csv", ShortfallLine, run.plan.shortfall)
     write_models(out / "quota_requests.csv", QuotaRequest, run.requests)
+    write_models(out / "held.csv", HeldRow, run.problem.held)
     data = summary(run, stale_after_days)
     (out / "summary.json").write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
     return data
@@ -160,6 +166,7 @@ def render(run: Run, console: Console, out: Path | None = None,
                       f"{c.usd_total:,.0f}") for c in p.commitments[:15]],
                     caption=f"... {len(p.commitments) - 15} more in commitments.csv" if len(p.commitments) > 15 else "",
                     title_justify="left")
+    _held(run, console)
     if p.shortfall:
         worst = sorted(p.shortfall, key=lambda x: (-x.unmet_gpu_hours, x.month, x.team))[:10]
         print_table(console, "Unserved demand and why (largest first)",
@@ -199,3 +206,20 @@ def _spend(run: Run, console: Console) -> None:
     rows = [(cloud, *(f"{by.get((cloud, o), 0.0):,.0f}" for o in options)) for cloud in sorted({c for c, _ in by})]
     print_table(console, "GPU-hours by cloud and option", names("cloud", *(f"{o}#" for o in options)), rows,
                 title_justify="left")
+
+
+def _held(run: Run, console: Console) -> None:
+    """The capacity already held: what the plan runs on it, what sits idle, and what ends while it is in use."""
+    doc = held.as_json(held_uses(run))
+    if not doc["capacity"]:
+        return
+    rows = [(u["id"], f"{u['cloud']}/{u['region']}", u["machine_type"], str(u["gpus"]), u["end"] or "until released",
+             f"{u['gpu_hours']:,.0f}", f"{u['used_gpu_hours']:,.0f}", f"{u['idle_gpu_hours']:,.0f}")
+            for u in doc["capacity"]]
+    sunk = "unknown (a rate the ledger does not know)" if doc["sunk_usd"] is None else f"${doc['sunk_usd']:,.0f}"
+    print_table(console, "Held capacity (used first; already paid for, not in the spend above)",
+                names("id", "where", "machine type", "GPUs#", "end", "held GPU-h#", "used#", "idle#"), rows,
+                caption=f"sunk cost in the horizon: {sunk}", title_justify="left")
+    for u in doc["capacity"]:
+        if u["ends_inside_plan"]:
+            console.print(f"[yellow]ends inside the plan:[/] {held.ending(u)}", highlight=False)

@@ -15,7 +15,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
-from capacity.finance import actuals
+from capacity.finance import actuals, held
 from capacity.finance.model import CLOUDS, OPTIONS, Report
 
 COLOURS = {"aws": "#ff9900", "gcp": "#4285f4", "azure": "#26a69a", "on_demand": "#5b6770", "spot": "#8bc34a",
@@ -147,6 +147,8 @@ def figures(report: Report) -> list[tuple[str, str, Figure]]:
         out.append(("forecast", "Demand forecast", fan(report)))
     if report.headroom:
         out.append(("headroom", "Quota headroom", heatmap(report)))
+    if report.held:
+        out += held.figures(report.held)
     if report.actuals:
         out += actuals.figures(report.actuals)
     return out

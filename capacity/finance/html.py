@@ -8,7 +8,7 @@ from pathlib import Path
 import jinja2
 import markupsafe
 
-from capacity.finance import actuals
+from capacity.finance import actuals, held
 from capacity.finance.charts import Chart
 from capacity.finance.model import Report
 
@@ -84,6 +84,7 @@ Prices as of {{ s.prices.as_of or "an unstated date" }}{% if s.prices.age_days i
 <p class="note">A commitment pays off when it is used more than its break-even utilisation (its rate over the on-demand rate). Expected utilisation: committed GPU-hours the plan uses over the committed GPU-hours inside the horizon. Coverage: the share of the site's non-spot GPU-hours it serves.</p>
 {% else %}<p>The plan buys no commitments.</p>{% endif %}
 
+{{ held_section }}
 <h2 id="teams">Spend by team</h2>
 <table><tr><th>team / cost center</th><th>GPU-hours served</th><th>unmet GPU-hours</th><th>usage</th><th>commitments</th><th>total</th>{% if r.variance is not none %}<th>budget</th><th>planned in budgeted months</th><th>variance</th>{% endif %}</tr>
 {% for t in r.teams %}<tr><td>{{ t.team }}</td><td class="n">{{ t.gpu_hours|num }}</td><td class="n{{ ' over' if t.unmet_gpu_hours > 0 else '' }}">{{ t.unmet_gpu_hours|num }}</td><td class="n">{{ t.usage_usd|usd }}</td><td class="n">{{ t.commitment_usd|usd }}</td><td class="n">{{ t.total_usd|usd }}</td>{% if r.variance is not none %}<td class="n">{{ t.budget_usd|usd }}</td><td class="n">{{ t.planned_in_budget_usd|usd }}</td><td class="n {{ 'over' if t.variance_usd > 0 else 'unknown' if t.unmet_gpu_hours > 0 else 'under' }}">{{ t.variance_usd|usd(sign=True) }}{% if t.variance_usd <= 0 and t.unmet_gpu_hours > 0 %} (demand unmet){% endif %}</td>{% endif %}</tr>
@@ -136,7 +137,8 @@ def render(report: Report, charts: list[Chart], quantile: str) -> str:
         h=report.headline, overdue=sum(report.overdue(q) for q in report.requests),
         col=lambda by, k: sum(v.get(k, 0.0) for v in by.values()),
         price_dates=[(c, ", ".join(sorted(d)), n) for c, (d, n) in sorted(dates.items())],
-        actuals_section=markupsafe.Markup(actuals.html(env, report.actuals, charts)) if report.actuals else "")
+        actuals_section=markupsafe.Markup(actuals.html(env, report.actuals, charts)) if report.actuals else "",
+        held_section=markupsafe.Markup(held.html(env, report.held, charts)) if report.held else "")
 
 
 def write(path: Path, report: Report, charts: list[Chart], quantile: str) -> None:

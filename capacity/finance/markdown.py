@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from capacity.finance import held
 from capacity.finance.html import _num, _pct, _usd
 from capacity.finance.model import Report
 
@@ -47,6 +48,8 @@ def render(report: Report) -> str:
                   f"{a.line.start_month} | {a.line.gpus} | {_usd(a.line.usd_total)} | {_pct(a.break_even_utilisation)}"
                   f" | {_pct(a.expected_utilisation)} |" for a in report.commitments]
         lines.append("")
+    if report.held:
+        lines += held.markdown(report.held)
     lines += ["## Spend by team", "",
               "| team | unmet GPU-hours | total | budget | planned in budgeted months | variance |",
               "|---|---:|---:|---:|---:|---:|"]

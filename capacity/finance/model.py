@@ -133,6 +133,12 @@ class Report:
     on: dt.date = field(default_factory=staleness.today)  # the day quota requests are judged overdue against
     actuals: dict[str, Any] | None = None  # the gpufleet.actuals/v1 document when FOCUS exports were given
 
+    @property
+    def held(self) -> dict[str, Any] | None:
+        """summary.json's "held" when the plan had held capacity (a ledger), else None."""
+        found = self.summary.get("held")
+        return found if found and (found["capacity"] or found["left_out"]) else None
+
     def overdue(self, request: QuotaRequest) -> bool:
         return staleness.overdue(request.request_by, self.on)
 

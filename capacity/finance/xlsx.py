@@ -15,7 +15,7 @@ from openpyxl import Workbook
 from openpyxl.styles import Font, PatternFill
 from openpyxl.utils import get_column_letter
 
-from capacity.finance import actuals
+from capacity.finance import actuals, held
 from capacity.finance.model import CLOUDS, OPTIONS, Report
 
 USD = '"$"#,##0.00;[Red]-"$"#,##0.00'
@@ -148,6 +148,8 @@ def write(path: Path, report: Report) -> None:
         rows.append([f"{o.cloud.value} {o.region} {o.machine_type} {o.option.value}",
                      f"${o.usd_per_gpu_hour:.6g}/GPU-h, as of {o.as_of or 'undated'}: {o.source or 'no source'}"])
     _sheet(wb, "Assumptions", header, rows, {})
+    if report.held:
+        held.sheet(wb, report.held, _sheet, USD, HOURS)
     if report.actuals:
         actuals.sheets(wb, report.actuals, _sheet, USD, PCT, HOURS)
     wb.save(path)
