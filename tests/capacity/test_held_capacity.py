@@ -22,6 +22,8 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from plan_helpers import offer, row
 
 from capacity import check, greedy, planner, problem
@@ -134,3 +136,48 @@ def test_greedy_uses_held_first() -> None:
     plan = greedy.greedy(problem.build(demand, OFFERS, None, held=[block()]))
     assert bought(plan) == [(Option.CAPACITY_BLOCK, 2)]
     assert plan.total_usd == pytest.approx(67_200)
+
+
+@st.composite
+def _instance(draw: st.DrawFn) -> tuple[list, list[HeldRow]]:
+    demand = [row(month, f"t{i}", draw(st.integers(0, 120)) * 372, gang=draw(st.sampled_from([1, 8, 64])))
+              for month in ("2027-01", "2027-02") for i in range(draw(st.integers(1, 2)))]
+    start = dt.datetime(2027, 1, 1, tzinfo=dt.UTC) + dt.timedelta(days=draw(st.integers(-5, 40)))
+    ends = draw(st.one_of(st.none(), st.integers(1, 60)))
+    return demand, [HeldRow(id="cr-x", cloud=Cloud.AWS, region="us-east-1", machine_type="h100-m8", gpu="H100",
+                            gpus=8 * draw(st.integers(1, 12)), option=Option.CAPACITY_BLOCK, start=start,
+                            end=None if ends is None else start + dt.timedelta(days=ends))]
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_instance())
+def test_held_capacity_never_costs_more(instance: tuple[list, list[HeldRow]]) -> None:
+    """Without quotas a plan that ignores the held capacity stays feasible, so holding capacity never raises the
+    objective (both within their gaps); the independent checker accepts both plans (``run``)."""
+    demand, held = instance
+    if not any(d.gpu_hours for d in demand):
+        return
+    with_held, without = run(demand, held), run(demand, [])
+    assert with_held.plan.objective_usd <= without.plan.objective_usd * (1 + 2 * problem.DEFAULT_GAP) + 1e-6
+
+
+def test_prepaid_hours_count_against_the_earliest_ending_held_capacity_first() -> None:
+    """Two blocks at one site: A ends on 16 January (64 x 360 = 23,040 GPU-hours), B holds 64 GPUs all January
+    (47,616). 30,000 prepaid GPU-hours run there: A's 23,040 first, then 6,960 of B (40,656 of B idle). February's
+    work (5,000 GPU-hours on demand) and 1,000 unserved are what runs after A from elsewhere; B ends with the
+    horizon, so it does not end inside the plan."""
+    from capacity.held import uses
+    from capacity.plan import Plan
+    from capacity.schema import ShortfallLine
+
+    a = block(end=MID_JANUARY).model_copy(update={"id": "cr-a"})
+    b = block().model_copy(update={"id": "cr-b", "end": dt.datetime(2027, 3, 1, tzinfo=dt.UTC)})
+    lines = [_line(Option.CAPACITY_BLOCK, 30_000), _line(Option.ON_DEMAND, 5_000, "2027-02")]
+    short = [ShortfallLine(month="2027-02", team="research", gpu="H100", gang_gpus=1, spot_ok=False,
+                           unmet_gpu_hours=1_000, reason="test")]
+    found = {u.row.id: u for u in uses([b, a], Plan(lines, [], short, 1000.0), ["2027-01", "2027-02"])}
+    assert (found["cr-a"].gpu_hours, found["cr-a"].used_gpu_hours, found["cr-a"].idle_gpu_hours) == (23_040, 23_040, 0)
+    assert (found["cr-b"].used_gpu_hours, found["cr-b"].idle_gpu_hours) == (6_960, 47_616 + 64 * 672 - 6_960)
+    assert found["cr-a"].ends_inside and not found["cr-b"].ends_inside
+    assert [(x.option, x.gpu_hours) for x in found["cr-a"].after] == [("on_demand", 5_000), ("unserved", 1_000)]
+    assert found["cr-a"].sunk_usd == pytest.approx(64 * 5.0 * 360)
