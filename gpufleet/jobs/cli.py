@@ -10,7 +10,7 @@ from rich.console import Console
 
 from components.errors import SpecError
 from components.fleet import Cluster
-from gpufleet.jobs.examples import Choice, JobsError, write
+from gpufleet.jobs.examples import Choice, JobsError, render, write
 from gpufleet.stackdir import check_names, known_stacks
 from stacks.config import STACKS_DIR, load_stack_file, stack_file
 
@@ -51,7 +51,8 @@ def examples(
     Ray image lacks what the fabric's NCCL needs, with the sample's Ray version installed at pod start;
     <cluster>-ray.Dockerfile builds that image with Ray inside, for --ray-image.
 
-    Exits 1 when a fleet is invalid, 2 when a stack cannot run the examples.
+    Exits 1 when a fleet is invalid, 2 when a stack cannot run the examples or they cannot be written (then
+    nothing is written).
     """
     known = known_stacks(stacks_dir)
     names = stack or []
@@ -61,14 +62,16 @@ def examples(
     if not names:
         errors.print("Name a stack with --stack NAME, or use --all. Stacks: " + ", ".join(known))
         raise typer.Exit(2)
-    for name in names:
-        try:
-            written = write(name, _clusters(name, stacks_dir), out, Choice(pool, team, nodes, ray_image))
-        except JobsError as err:
-            errors.print(f"error: {err}", markup=False)
-            raise typer.Exit(2) from None
-        for path in written:
-            console.print(f"wrote {path}", markup=False)
+    choice = Choice(pool, team, nodes, ray_image)
+    try:  # every stack is rendered before anything is written: an error leaves nothing behind
+        texts = {path: text for name in names
+                 for path, text in render(name, _clusters(name, stacks_dir), choice).items()}
+        written = write(out, texts)
+    except JobsError as err:
+        errors.print(f"error: {err}", markup=False)
+        raise typer.Exit(2) from None
+    for path in written:
+        console.print(f"wrote {path}", markup=False)
 
 
 def _clusters(name: str, stacks_dir: Path) -> tuple[Cluster, ...]:

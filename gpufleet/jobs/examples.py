@@ -227,19 +227,39 @@ def files(stack: str, cluster: Cluster, choice: Choice = Choice()) -> dict[str, 
     return out
 
 
-def write(stack: str, clusters: tuple[Cluster, ...], out: Path, choice: Choice = Choice()) -> list[Path]:
-    """Every cluster's examples under out/<stack>/; the paths written. Everything is rendered before anything is
-    written: a cluster that cannot run the examples leaves no folder and no file behind."""
+def render(stack: str, clusters: tuple[Cluster, ...], choice: Choice = Choice()) -> dict[Path, str]:
+    """Every cluster's examples, by path under the output folder (<stack>/<file>)."""
     running = [c for c in clusters if c.spec.addons.operators]
     if not running:
         raise JobsError(f"stack {stack}: no cluster installs a job operator: list some under "
                         "clusters[*].addons.operators (kuberay, jobset, trainer)")
-    texts = {name: text for cluster in running for name, text in files(stack, cluster, choice).items()}
-    target = out / stack
-    target.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, text in texts.items():
-        path = target / name
-        path.write_text(text)
-        written.append(path)
-    return written
+    return {Path(stack) / name: text for cluster in running for name, text in files(stack, cluster, choice).items()}
+
+
+def write(out: Path, texts: dict[Path, str]) -> list[Path]:
+    """Writes rendered examples under ``out``; the paths written. All or nothing: each file is staged beside its
+    target and renamed into place only once every file is staged, so a file that cannot be written leaves no
+    folder, no file and no overwritten example behind."""
+    made: list[Path] = []  # folders this call created, outermost first
+    staged: dict[Path, Path] = {}
+    try:
+        for rel, text in texts.items():
+            path = out / rel
+            for folder in reversed([path.parent, *path.parent.parents]):
+                if not folder.exists():
+                    folder.mkdir()
+                    made.append(folder)
+            stage = path.with_name(f".{path.name}.partial")
+            staged[path] = stage
+            stage.write_text(text)
+    except OSError as err:
+        for stage in staged.values():
+            if stage.is_file():  # the one that failed may not exist, or may be half-written
+                stage.unlink()
+        for folder in reversed(made):
+            folder.rmdir()
+        raise JobsError(f"cannot write the examples under {out}: {err.strerror}: {err.filename}; "
+                        "choose another --out") from None
+    for path, stage in staged.items():
+        stage.replace(path)
+    return list(staged)

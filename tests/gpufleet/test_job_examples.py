@@ -232,11 +232,35 @@ def test_an_error_leaves_nothing_behind(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
+def test_a_stack_that_fails_after_another_renders_leaves_nothing_behind(tmp_path: Path) -> None:
+    # a100-eval is aws-train's pool only: aws-train renders, gcp-train then fails, and aws-train is not written
+    result = runner.invoke(app, ["jobs", "examples", "--stack", "aws-train", "--stack", "gcp-train", "--pool",
+                                 "a100-eval", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2 and "no GPU pool 'a100-eval'" in result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_file_that_cannot_be_written_leaves_no_file_and_no_overwritten_example(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    (out / "aws-train").mkdir(parents=True)
+    (out / "aws-train" / "train-jobset.yaml").write_text("mine\n")
+    (out / "gcp-train").write_text("a file where a folder must go\n")  # gcp-train's files cannot be written
+    result = runner.invoke(app, ["jobs", "examples", "--stack", "aws-train", "--stack", "gcp-train",
+                                 "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert "cannot write the examples" in result.output and "--out" in result.output
+    assert "Traceback" not in result.output
+    assert sorted(p.name for p in (out / "aws-train").iterdir()) == ["train-jobset.yaml"]
+    assert (out / "aws-train" / "train-jobset.yaml").read_text() == "mine\n"
+    result = runner.invoke(app, ["jobs", "examples", "--stack", "aws-train", "--out", str(out / "gcp-train")])
+    assert result.exit_code == 2 and "Not a directory" in result.output
+
+
 @pytest.mark.parametrize("stack", STACKS)
 def test_the_ray_head_takes_no_gpus(stack: str) -> None:
     job = _jobs(stack)["train-rayjob.yaml"]
     head = job["spec"]["rayClusterSpec"]["headGroupSpec"]
-    # `ray start --num-gpus` as rayStartParams spell it (kuberay v1.4.2 docs/guidance/rayStartParams.md)
+    # `ray start --num-gpus` as rayStartParams spell it (kuberay v1.6.2 docs/guidance/rayStartParams.md)
     assert head["rayStartParams"] == {"num-gpus": "0"}
     assert not any("nvidia.com/gpu" in c.get("resources", {}).get("limits", {})
                    for c in head["template"]["spec"]["containers"])
