@@ -46,10 +46,14 @@ def rates(path: Path = TYPED) -> dict[tuple[str, str, str], LustreRate]:
         if missing or unknown:
             raise ValueError(f"{where}: needs exactly the fields {', '.join(sorted(FIELDS))}; missing "
                              f"{', '.join(missing) or 'none'}, unknown {', '.join(unknown) or 'none'}")
+        text = sorted(f for f in FIELDS - {"usd_per_unit_month"} if not isinstance(row[f], str) or not row[f])
+        if text:
+            raise ValueError(f"{where}: {', '.join(text)} must be non-empty text")
         rate = LustreRate(**row)
         if rate.unit not in UNITS:
             raise ValueError(f"{where}: unit {rate.unit!r} is not one of {', '.join(UNITS)}")
-        if not isinstance(rate.usd_per_unit_month, int | float) or rate.usd_per_unit_month <= 0:
+        price = rate.usd_per_unit_month
+        if isinstance(price, bool) or not isinstance(price, int | float) or not 0 < price < float("inf"):
             raise ValueError(f"{where}: usd_per_unit_month {rate.usd_per_unit_month!r} must be a positive number "
                              "(a rate nobody sourced has no row at all)")
         out[(rate.cloud, rate.region, rate.tier)] = rate

@@ -8,8 +8,10 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from capacity.prices.lustre import rate, rates
+from capacity.prices.lustre import FIELDS, rate, rates
 from policies.props import AZURE_LUSTRE, FSX_LUSTRE, GCP_LUSTRE
 from policies.storage import lustre_cost, tier
 
@@ -81,3 +83,21 @@ def test_a_missing_field_is_named(tmp_path: Path) -> None:
     row = {k: v for k, v in GOOD.items() if k != "as_of"}
     with pytest.raises(ValueError, match="missing as_of, unknown none"):
         rates(_typed(tmp_path, row))
+
+
+JSONISH = st.recursive(st.none() | st.booleans() | st.floats() | st.integers() | st.text(max_size=8),
+                       lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner,
+                                                                                  max_size=3), max_leaves=6)
+
+
+@given(st.dictionaries(st.sampled_from(sorted(FIELDS | {"page"})), JSONISH))
+def test_any_row_loads_or_is_refused_with_a_clear_error(tmp_path_factory: pytest.TempPathFactory, row: dict) -> None:
+    path = tmp_path_factory.mktemp("typed") / "typed.json"
+    path.write_text(json.dumps({"lustre": {"rates": [row]}}))
+    try:
+        loaded = rates(path)
+    except ValueError as err:
+        assert "lustre.rates[0]" in str(err)
+    else:
+        [found] = loaded.values()
+        assert found.usd_per_unit_month > 0 and found.unit in ("GB-month", "GiB-month", "TiB-month")

@@ -90,13 +90,20 @@ def test_growing_lustre_moves_the_cost_by_the_sourced_rate_and_blocks_the_budget
     assert stack["cost"]["delta_usd"] == pytest.approx(DELTA, abs=0.01) and stack["cost"]["delta_bound"] == "exact"
     assert [s["monthly_usd"] for s in stack["cost"]["storage_after"]] == [pytest.approx(348_000)]
 
-    # 3. the PR comment with the policy pack: the budget the change breaks blocks it, first line, with the Lustre
-    # line; the delta reads +347,304 USD; the size advisory says 15 TiB per GPU (2,400 TiB / 160 GPUs)
-    out = CliRunner().invoke(app, ["pr", "--base", "main", "--offers", str(offers)])
+    # 3. the PR comment with the policy pack, its budget priced from the same FAKE offers: the budget the change
+    # breaks blocks it, first line, with the Lustre line; the delta reads +347,304 USD; the size advisory says
+    # 15 TiB per GPU (2,400 TiB / 160 GPUs). By hand: p5 $5 x 8 x 16 x 730 = 467,200; p4d $3 x 8 x 4 x 730 =
+    # 70,080; 4 x m7i.2xlarge at its list price $0.4032/h (capacity/data/on_demand_prices.csv) x 730 = 1,177.344;
+    # Lustre 348,000: $886,457 after, $539,153 before (within $800,000, so the violation is new).
+    config = tmp_path / "policy.json"
+    config.write_text(json.dumps({"stack-monthly-budget": {"offers_csv": str(offers)}}))
+    out = CliRunner().invoke(app, ["pr", "--base", "main", "--offers", str(offers), "--policy-pack-config",
+                                   str(config)])
     assert out.exit_code == 3, out.output
     first = out.stdout.splitlines()[1]
-    assert first.startswith("## Blocked: stack aws-train: new mandatory violation of stack-monthly-budget: estimated $")
-    assert "exceeds the budget of $800,000" in first
+    assert first.startswith("## Blocked: stack aws-train: new mandatory violation of stack-monthly-budget: "
+                            "estimated $886,457/month (every pool at its max nodes, 730 h, Lustre at its capacity) "
+                            "exceeds the budget of $800,000: ")
     assert "train-lustre-fsx: 2,400,000 GB x $0.145/GB-month (tier PERSISTENT_2/SSD/125) = $348,000" in first
     assert "(+347,304 USD)" in out.stdout
     assert "| after | `train-lustre-fsx` | PERSISTENT_2/SSD/125 | 2,400 | 348,000 |" in out.stdout
