@@ -24,7 +24,7 @@ from capacity.problem import DEFAULT_STAY_THRESHOLD as STAY_THRESHOLD
 from capacity.problem import DEFAULT_TIME_LIMIT_S
 from capacity.quotas import FetchResult
 from capacity.reconcile import ReconcileRow
-from capacity.schema import CommitmentLine, PlanLine, QuotaRow, ShortfallLine
+from capacity.schema import CommitmentLine, HeldRow, PlanLine, QuotaRow, ShortfallLine
 from capacity.staleness import STALE_AFTER_DAYS
 from capacity.terminal import Column, Format, FormatOpt, print_table
 from components.catalog import Cloud
@@ -369,6 +369,7 @@ def apply(
         commitments = load_rows(plan_dir / "commitments.csv", CommitmentLine)
         shortfall = load_rows(plan_dir / "shortfall.csv", ShortfallLine) if (plan_dir / "shortfall.csv").exists() \
             else []
+        held = load_rows(plan_dir / "held.csv", HeldRow) if (plan_dir / "held.csv").exists() else []
         docs = [StackDoc.read(f) for f in files]
     except (InputError, SpecError) as err:
         raise _fail(err) from None
@@ -378,7 +379,7 @@ def apply(
                      style="red")
         raise typer.Exit(2)
     teams = {line.team for line in lines} | {s.team for s in shortfall}  # the teams the plan knows
-    proposal = propose(lines, commitments, month, docs, allow_shrink, teams)
+    proposal = propose(lines, commitments, month, docs, allow_shrink, teams, held)
     render(proposal, console, allow_shrink)
     problems = proposal.problems()
     for problem in problems:

@@ -32,14 +32,15 @@ from capacity.apply.edits import (
 from capacity.apply.kueue import cover_quotas, kueue_quotas
 from capacity.apply.need import EPS, Key, Need, month_cost, month_needs
 from capacity.apply.stackdoc import StackDoc
-from capacity.schema import CommitmentLine, PlanLine
+from capacity.schema import CommitmentLine, HeldRow, PlanLine
 from components.spec import PENDING_ID, CapacityType
 
 
 def propose(lines: Sequence[PlanLine], commitments: Sequence[CommitmentLine], month: str, docs: list[StackDoc],
-            allow_shrink: bool = False, teams: set[str] | None = None) -> Proposal:
-    """``teams``: every team the plan knows (its lines' and shortfall's); default: the teams of its lines."""
-    needs = month_needs(lines, commitments, month)
+            allow_shrink: bool = False, teams: set[str] | None = None, held: Sequence[HeldRow] = ()) -> Proposal:
+    """``teams``: every team the plan knows (its lines' and shortfall's); default: the teams of its lines.
+    ``held``: the capacity the plan was given as already held (held.csv)."""
+    needs = month_needs(lines, commitments, month, held)
     proposal = Proposal(month, docs)
     known = teams if teams is not None else {line.team for line in lines}
     hosts = _hosts(docs)

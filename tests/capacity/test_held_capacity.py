@@ -181,3 +181,18 @@ def test_prepaid_hours_count_against_the_earliest_ending_held_capacity_first() -
     assert found["cr-a"].ends_inside and not found["cr-b"].ends_inside
     assert [(x.option, x.gpu_hours) for x in found["cr-a"].after] == [("on_demand", 5_000), ("unserved", 1_000)]
     assert found["cr-a"].sunk_usd == pytest.approx(64 * 5.0 * 360)
+
+
+def test_apply_sizes_work_on_part_month_held_capacity_by_the_hours_it_covers() -> None:
+    """`capacity apply` reads held.csv: 23,040 GPU-hours on a block that holds 64 GPUs for 360 hours of January need
+    64 GPUs at once (23,040 / 360), not 23,040 / 744 = 31 (the month's average); the 24,576 on demand are 33.03
+    GPUs over the month. Without held capacity every hour is spread over the month."""
+    from capacity.apply.need import month_needs
+
+    lines = [_line(Option.CAPACITY_BLOCK, 23_040), _line(Option.ON_DEMAND, 24_576)]
+    need = month_needs(lines, [], JAN, [block(end=MID_JANUARY)])[("aws", "us-east-1", "H100")]
+    assert need.gpus_by_option["capacity_block"] == pytest.approx(64)
+    assert need.gpus_by_option["on_demand"] == pytest.approx(24_576 / 744)
+    assert need.gpus_by_team["research"] == pytest.approx(64 + 24_576 / 744)
+    spread = month_needs(lines, [], JAN)[("aws", "us-east-1", "H100")]
+    assert spread.gpus_by_team["research"] == pytest.approx(47_616 / 744)

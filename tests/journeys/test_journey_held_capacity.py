@@ -1,8 +1,9 @@
 """Journey: finance records the capacity ledger (`gpufleet capacity ledger --live --format json`), plans the next two
 months from it (`gpufleet capacity report --ledger`), reads in the report how much of the capacity the fleet already
 holds the plan uses, what sits idle, and that the example stack's capacity block ends inside the plan; a platform
-engineer applies the first month (Kueue quota to what the plan runs; the plan spends nothing there: the block is
-paid for) and opens the pull request, whose comment says the block is ending.
+engineer applies the first month (the team's Kueue quota to what the plan runs at once on the block while it lasts;
+the plan spends nothing there: the block is paid for) and opens the pull request, whose comment says the block is
+ending.
 
 The ledger is the offline `capacity ledger --format json` of the example stacks with the live fields of the aws-train
 block filled in as `--live` records them (a FAKE: start a week ago, end on the 16th of next month, 00:00 UTC); the
@@ -93,6 +94,8 @@ def test_the_plan_starts_from_the_held_block_and_names_its_end(tmp_path: Path, m
     applied = CliRunner().invoke(capacity_app, ["apply", "--plan", str(out), "--month", m1, "--stacks-dir",
                                                 str(repo / "stacks"), "--write"], env={"COLUMNS": "250"})
     assert applied.exit_code == 0, applied.output
+    # the 34,560 GPU-hours run inside the block's 360 hours: 96 GPUs at once, not the month's average of 34,560 / h1
+    assert "- {name: pretrain, gpus: {H100: 96}}" in (repo / "stacks" / "Pulumi.aws-train.yaml").read_text()
     monkeypatch.chdir(repo)
     comment = CliRunner().invoke(app, ["pr", "--base", "main", "--no-policies", "--offers", str(offers), "--ledger",
                                        str(ledger), "--warn-days", "62"])
