@@ -130,7 +130,7 @@ def auto_repair(r: Node, config: Config) -> Iterable[str]:
     have repair off on purpose: the in-cluster reboot covers them (components/repair.py, docs/addons.md)."""
     if (r.type == EKS_NODE_GROUP and get(r.props, "capacityType") != "CAPACITY_BLOCK"
             and not truthy(get(r.props, "nodeRepairConfig.enabled"))):
-        yield "node auto-repair is off (nodeRepairConfig.enabled): a GPU with Xid errors stays in the pool"
+        yield "node auto-repair is off (nodeRepairConfig.enabled): a node that stays NotReady is never replaced"
     if (r.type == GKE_NODE_POOL and not truthy(get(r.props, "queuedProvisioning.enabled"))
             and get(r.props, "management.autoRepair") is False):
         yield "node auto-repair is off (management.autoRepair: false)"
@@ -148,6 +148,7 @@ POLICIES = [
     stack_policy("lustre-data-protected", "Lustre file systems must be backed up or export to object storage "
                  "(Azure: blob integration). Google Managed Lustre has no declarative export or backup, so it is "
                  "not checked.", MANDATORY, lustre_protected),
-    resource_policy("node-auto-repair", "Node auto-repair replaces nodes whose GPUs fail health checks.", ADVISORY,
+    resource_policy("node-auto-repair", "Node auto-repair replaces or reboots nodes that stay "
+                    "NotReady; GPU faults are the in-cluster engine's (docs/addons.md).", ADVISORY,
                     (EKS_NODE_GROUP, GKE_NODE_POOL), auto_repair),
 ]

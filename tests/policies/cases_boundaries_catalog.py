@@ -165,7 +165,7 @@ BOUNDARY_MAINTENANCE = [
 ]
 
 REPAIR = "node-auto-repair"
-EKS_OFF = "node auto-repair is off (nodeRepairConfig.enabled): a GPU with Xid errors stays in the pool"
+EKS_OFF = "node auto-repair is off (nodeRepairConfig.enabled): a node that stays NotReady is never replaced"
 BOUNDARY_REPAIR = [
     case(REPAIR, "aws-train", k.NG_A100, {"nodeRepairConfig.enabled": True}, label="eks-on"),
     case(REPAIR, "aws-train", k.NG_A100, {"nodeRepairConfig": DROP}, EKS_OFF, label="eks-unset"),

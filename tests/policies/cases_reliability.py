@@ -32,7 +32,8 @@ CASES = [
     case("lustre-data-protected", "aks", k.AML, {"hsm": DROP},
          "no blob integration (hsm.settings.container): nothing exports Lustre data to Blob storage"),
     case("node-auto-repair", "aws-train", k.NG_A100, {"nodeRepairConfig.enabled": False},
-         "node auto-repair is off (nodeRepairConfig.enabled): a GPU with Xid errors stays in the pool"),
+         "node auto-repair is off (nodeRepairConfig.enabled): a node that stays NotReady is never "
+         "replaced"),
     case("node-auto-repair", "gke", k.GKE_POOL, {"management.autoRepair": False},
          "node auto-repair is off (management.autoRepair: false)"),
 ]
