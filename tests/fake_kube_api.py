@@ -8,15 +8,15 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
 
 from tests.capacity import loopback
-from tests.capacity.loopback import JsonHandler, listening
+from tests.capacity.loopback import JsonHandler
 
 TOKEN = "fake-token"
 
@@ -72,14 +72,9 @@ def service_account(d: Path) -> Path:
     return loopback.service_account(d, TOKEN)
 
 
-@contextmanager
-def serving(account: Path) -> Iterator[Any]:
+def serving(account: Path) -> AbstractContextManager[Callable[[FakeCluster], int]]:
     """start(fake) -> the port of a fake API server answering for ``fake`` (stopped on leaving)."""
-    with ExitStack() as servers:
-        def start(fake: FakeCluster) -> int:
-            url = servers.enter_context(listening(_api(fake), (account / "ca.crt", account / "key.pem")))
-            return int(urlsplit(url).port or 0)
-        yield start
+    return loopback.https_servers(account, _api)
 
 
 

@@ -10,8 +10,8 @@ import datetime as dt
 import json
 import ssl
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -110,6 +110,19 @@ def listening(handler: type[BaseHTTPRequestHandler], tls: tuple[Path, Path] | No
     finally:
         server.shutdown()
         server.server_close()
+
+
+@contextmanager
+def https_servers(account: Path,
+                  handler: Callable[[Any], type[BaseHTTPRequestHandler]]) -> Iterator[Callable[[Any], int]]:
+    """start(fake) -> the port of an HTTPS server answering with ``handler(fake)`` under the certificate of a
+    service-account directory (service_account); every server started is stopped on leaving."""
+    with ExitStack() as servers:
+        def start(fake: Any) -> int:
+            url = servers.enter_context(listening(handler(fake), (account / "ca.crt", account / "key.pem")))
+            return int(urlsplit(url).port or 0)
+
+        yield start
 
 
 @contextmanager

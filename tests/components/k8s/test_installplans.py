@@ -11,12 +11,10 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator
-from contextlib import ExitStack
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
 
@@ -24,7 +22,7 @@ from components.k8s import installplans
 from components.k8s.inputs import AddonInputs
 from components.k8s.render import render
 from gpufleet.engine.capture import Graph
-from tests.capacity.loopback import JsonHandler, listening, service_account
+from tests.capacity.loopback import JsonHandler, https_servers, service_account
 from tests.components.k8s.conftest import STACKS, clusters, kubernetes_objects
 from tests.components.k8s.validation import validate
 
@@ -150,11 +148,7 @@ def _api(olm: FakeOlm) -> type[BaseHTTPRequestHandler]:
 @pytest.fixture
 def serve(tls: Path) -> Iterator[Any]:
     """start(olm) -> the port of a fake API server answering for ``olm`` (HTTPS, stopped after the test)."""
-    with ExitStack() as servers:
-        def start(olm: FakeOlm) -> int:
-            url = servers.enter_context(listening(_api(olm), (tls / "ca.crt", tls / "key.pem")))
-            return int(urlsplit(url).port or 0)
-
+    with https_servers(tls, _api) as start:
         yield start
 
 
