@@ -17,30 +17,34 @@ from components.catalog import Cloud
 
 LIVE = "the live fetcher (capacity/prices/{cloud}.py, `gpufleet capacity prices` with credentials) reads it"
 # (cloud, option) -> why no citable, pinnable public source priced it for the bundled snapshot
+AWS_SPOT_3Y = "the pinned AWS spot and 3-year data (tsaol/aws-gpu data/gpu_instances_raw.json, committed 2025-11-30)"
+AZURE = "the pinned Azure snapshot (anycloud-sh/catalog azure/vms.csv, committed 2026-05-20)"
 REASONS: dict[tuple[str, str], str] = {
-    ("aws", "spot"): "no public, pinnable dataset of AWS spot prices could be read here (the SkyPilot catalog and "
-                     "orf/spot-prices repositories exceed the fetch limit); " + LIVE.format(cloud="aws"),
+    ("aws", "spot"): AWS_SPOT_3Y + " has no spot price below on-demand for this machine type in this region; "
+                     + LIVE.format(cloud="aws"),
     ("aws", "capacity_block"): "the rows typed before were the Capacity Blocks price table in force until "
                                "2025-01-01 and were removed; no dated copy of the current table could be read; "
                                + LIVE.format(cloud="aws"),
-    ("aws", "commit_3y"): "the pinned AWS dataset carries only the 1-year Standard Reserved Instance, No Upfront; "
-                          + LIVE.format(cloud="aws") + " (Savings Plans)",
-    ("azure", "spot"): "no public, pinnable dataset of Azure spot prices could be read here; "
+    ("aws", "commit_3y"): AWS_SPOT_3Y + " has no 3-year Standard Reserved Instance, No Upfront rate for this "
+                          "machine type in this region; " + LIVE.format(cloud="aws") + " (Savings Plans)",
+    ("azure", "spot"): AZURE + " gives this size no spot price below pay-as-you-go in this region; "
                        + LIVE.format(cloud="azure"),
-    ("azure", "commit_1y"): "no public, pinnable dataset of Azure reserved VM instance rates could be read here; "
-                            + LIVE.format(cloud="azure"),
-    ("azure", "commit_3y"): "no public, pinnable dataset of Azure reserved VM instance rates could be read here; "
-                            + LIVE.format(cloud="azure"),
+    ("azure", "commit_1y"): AZURE + " holds Consumption prices only (pay-as-you-go and spot), no reserved VM "
+                            "instance rates; " + LIVE.format(cloud="azure"),
+    ("azure", "commit_3y"): AZURE + " holds Consumption prices only (pay-as-you-go and spot), no reserved VM "
+                            "instance rates; " + LIVE.format(cloud="azure"),
     ("gcp", "flex_start"): "the pinned GCP digest has no flex-start (Dynamic Workload Scheduler) price; "
                            + LIVE.format(cloud="gcp"),
 }
 BY_DATASET = {
-    "aws": "the pinned AWS dataset (tsaol/aws-gpu data/all_gpu_instances.js, 2026-01-21) has no price for this "
-           "machine type in this region (the catalogue, from moto's offerings, lists it there)",
+    "aws": "neither pinned AWS dataset (tsaol/aws-gpu data/all_gpu_instances.js, 2026-01-21, and "
+           "data/gpu_instances_raw.json, 2025-11-30, both instances.vantage.sh data) has a price for this machine "
+           "type in this region (the catalogue, from moto's offerings, lists it there)",
     "gcp": "the pinned GCP digest (google-cloud-pricing-cost-calculator pricing.yml, 2026-07-30) has no price for "
-           "this machine type in this region, and no other citable figure was found",
-    "azure": "only the pay-as-you-go prices typed from Azure's Linux pricing page for East US are bundled; no "
-             "public, pinnable dataset of Azure prices per region could be read here",
+           "this machine type in this region, and no other citable figure was found (SkyPilot-format catalogues "
+           "price the GPUs apart from the host, and their per-region GPU rows disagree with pricing.yml by up to "
+           "2x, so they are not used)",
+    "azure": AZURE + " has no price for this size in this region",
 }
 
 

@@ -8,7 +8,8 @@ generator's scripts/utils.py reads ``reserved['yrTerm1Standard.noUpfront']``).
     python -m capacity.prices.digest_aws all.js > capacity/data/prices/aws_instances.csv
 
 The pinned file: https://github.com/tsaol/aws-gpu/blob/PIN/data/all_gpu_instances.js ("Last updated: 2026-01-21").
-The file carries no spot price, so AWS spot rows come only from the live fetcher (capacity/prices/aws.py).
+The file carries no spot price or 3-year rate: those come from an older file of the same repository
+(capacity/prices/digest_aws_spot.py) and from the live fetcher (capacity/prices/aws.py).
 """
 
 from __future__ import annotations

@@ -4,11 +4,17 @@
 
 Where each row comes from, said in its ``source``:
 - AWS: the digest capacity/data/prices/aws_instances.csv (capacity/prices/digest_aws.py, a pinned, dated public
-  file): ``on_demand`` and ``commit_1y`` (a 1-year Standard Reserved Instance, No Upfront);
+  file): ``on_demand`` and ``commit_1y`` (a 1-year Standard Reserved Instance, No Upfront); and the digest
+  capacity/data/prices/aws_spot_3y.csv (digest_aws_spot.py, an older file of the same repository): ``spot`` and
+  ``commit_3y`` (a 3-year Standard Reserved Instance, No Upfront);
 - GCP: the digest capacity/data/prices/gcp_machines.csv (capacity/prices/digest_gcp.py): ``on_demand``, ``spot``,
   ``commit_1y`` / ``commit_3y``; and the few facts typed into capacity/data/prices/typed.json for machine types
   the digest lacks;
-- Azure: pay-as-you-go rates typed into typed.json from the cited page.
+- Azure: the digest capacity/data/prices/azure_vms.csv (digest_azure.py, a pinned, dated snapshot of the Retail
+  Prices API): ``on_demand`` (pay-as-you-go) and ``spot``.
+A spot price is kept only below the on-demand rate of the same offering: at that rate it saves nothing (AWS caps
+spot there; the Azure snapshot repeats pay-as-you-go for some sizes), and a spot row would only invite a plan to
+trade availability for no saving.
 A typed fact says "typed from <page> on <date>"; nothing here is a captured API response, and none is called one.
 A row that applies a documented billing rule to a sourced price (a capacity reservation billed at the on-demand
 rate) starts with ``derived:`` and cites the rule. The live fetchers (capacity/prices/aws.py, gcp.py, azure.py)
@@ -26,7 +32,7 @@ from typing import Any
 
 from capacity.csvio import write_models
 from capacity.inputs import DEFAULT_OFFERS
-from capacity.prices import DERIVED, digest_aws, offer, sort_rows
+from capacity.prices import DERIVED, digest_aws, digest_aws_spot, digest_azure, offer, sort_rows
 from capacity.prices.digest_gcp import PIN as GCP_PIN
 from capacity.schema import OfferRow, Option
 from components import catalog
@@ -53,29 +59,56 @@ def _digest(name: str) -> Iterator[dict[str, str]]:
         yield from csv.DictReader(fh)
 
 
+def _cite(module: Any, what: str) -> str:
+    return f"https://github.com/{module.REPOSITORY}/blob/{module.PIN}/{module.PATH} ({what})"
+
+
+def _spot_below(on_demand: float | None, spot: str) -> float | None:
+    """The spot rate when the file has one below on-demand (see the module's docstring), else None."""
+    if not spot or float(spot) <= 0 or (on_demand is not None and float(spot) >= on_demand):
+        return None
+    return float(spot)
+
+
 def aws_rows(rule: str) -> list[OfferRow]:
-    cite = (f"https://github.com/{digest_aws.REPOSITORY}/blob/{digest_aws.PIN}/{digest_aws.PATH} "
-            "(instances.vantage.sh data, from the AWS Price List; digest capacity/data/prices/aws_instances.csv)")
-    rows = []
+    cite = _cite(digest_aws, "instances.vantage.sh data, from the AWS Price List; digest "
+                             "capacity/data/prices/aws_instances.csv")
+    later = _cite(digest_aws_spot, f"instances.vantage.sh data committed {digest_aws_spot.COMMITTED}; digest "
+                                   "capacity/data/prices/aws_spot_3y.csv")
+    rows, on_demand = [], {}
     for line in _digest("aws_instances.csv"):
-        m, as_of = _machine(Cloud.AWS, line["machine_type"]), line["updated"]
-        on_demand = float(line["on_demand"])
-        rows.append(offer(m, line["region"], Option.ON_DEMAND, on_demand, f"{cite}: on-demand Linux", as_of))
-        rows.append(offer(m, line["region"], Option.RESERVATION, on_demand,
+        m, region, as_of = _machine(Cloud.AWS, line["machine_type"]), line["region"], line["updated"]
+        on_demand[m.name, region] = float(line["on_demand"])
+        rows.append(offer(m, region, Option.ON_DEMAND, on_demand[m.name, region], f"{cite}: on-demand Linux", as_of))
+        rows.append(offer(m, region, Option.RESERVATION, on_demand[m.name, region],
                           f"{DERIVED}{rule} applied to {cite}: on-demand Linux", as_of))
         if line["reserved_1y_no_upfront"]:
-            rows.append(offer(m, line["region"], Option.COMMIT_1Y, float(line["reserved_1y_no_upfront"]),
+            rows.append(offer(m, region, Option.COMMIT_1Y, float(line["reserved_1y_no_upfront"]),
                               f"{cite}: 1-year Standard Reserved Instance, No Upfront", as_of))
+    for line in _digest("aws_spot_3y.csv"):
+        m, region, as_of = _machine(Cloud.AWS, line["machine_type"]), line["region"], line["committed"]
+        spot = _spot_below(on_demand.get((m.name, region)), line["spot_max"])
+        if spot is not None:
+            rows.append(offer(m, region, Option.SPOT, spot, f"{later}: spot Linux, the dearest zone's", as_of))
+        if line["reserved_3y_no_upfront"]:
+            rows.append(offer(m, region, Option.COMMIT_3Y, float(line["reserved_3y_no_upfront"]),
+                              f"{later}: 3-year Standard Reserved Instance, No Upfront", as_of))
     return rows
 
 
-def azure_rows(facts: dict[str, Any]) -> list[OfferRow]:
+def azure_rows(rule: str) -> list[OfferRow]:
+    cite = _cite(digest_azure, f"a third-party snapshot of the Azure Retail Prices API committed "
+                               f"{digest_azure.COMMITTED}; digest capacity/data/prices/azure_vms.csv")
     rows = []
-    for f in facts["pay_as_you_go"]:
-        m = _machine(Cloud.AZURE, f["arm_sku"])
-        rows.append(offer(m, f["region"], Option.ON_DEMAND, f["usd_per_hour"], typed(f), f["as_of"]))
-        rows.append(offer(m, f["region"], Option.RESERVATION, f["usd_per_hour"],
-                          f"{DERIVED}{facts['reservation_rule']} applied to the price {typed(f)}", f["as_of"]))
+    for line in _digest("azure_vms.csv"):
+        m, region, as_of = _machine(Cloud.AZURE, line["machine_type"]), line["region"], line["committed"]
+        pay_as_you_go = float(line["pay_as_you_go"])
+        rows.append(offer(m, region, Option.ON_DEMAND, pay_as_you_go, f"{cite}: pay-as-you-go Linux", as_of))
+        rows.append(offer(m, region, Option.RESERVATION, pay_as_you_go,
+                          f"{DERIVED}{rule} applied to {cite}: pay-as-you-go Linux", as_of))
+        spot = _spot_below(pay_as_you_go, line["spot"])
+        if spot is not None:
+            rows.append(offer(m, region, Option.SPOT, spot, f"{cite}: Spot", as_of))
     return rows
 
 
@@ -104,7 +137,8 @@ def gcp_rows(facts: dict[str, Any]) -> list[OfferRow]:
 
 def refresh() -> list[OfferRow]:
     facts = json.loads((DATA / "typed.json").read_text())
-    return sort_rows(aws_rows(facts["aws"]["reservation_rule"]) + gcp_rows(facts["gcp"]) + azure_rows(facts["azure"]))
+    return sort_rows(aws_rows(facts["aws"]["reservation_rule"]) + gcp_rows(facts["gcp"]) +
+                     azure_rows(facts["azure"]["reservation_rule"]))
 
 
 if __name__ == "__main__":

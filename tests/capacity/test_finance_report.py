@@ -139,9 +139,10 @@ def test_report_without_history_or_demand_is_bad_input() -> None:
 
 
 def test_every_report_states_the_price_date_and_warns_when_stale(out: Path) -> None:
-    # the bundled snapshot's oldest price is from 2024-12-01 (AWS capacity blocks): far past 90 days by any run date
+    # the oldest bundled price the example uses is from 2025-11-30 (the AWS spot and 3-year digest,
+    # capacity/data/prices/aws_spot_3y.csv): past 90 days on any run date after 2026-02-28
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["prices"]["as_of"] <= "2025-07-01" and summary["prices"]["stale"]
+    assert summary["prices"]["as_of"] <= "2025-11-30" and summary["prices"]["stale"]
     assert summary["prices"]["stale_after_days"] == 90
     html = (out / "report.html").read_text()
     assert f"Prices as of {summary['prices']['as_of']}" in html and 'id="stale-prices"' in html

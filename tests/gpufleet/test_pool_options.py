@@ -67,7 +67,8 @@ def test_the_pr_comment_states_the_price_date_and_warns_when_stale(prices: cost.
 
     head = [SUBNET, ng(16, "CAPACITY_BLOCK")]
     r = report.build(diff_resources("aws-train", [], head), prices)
-    assert r.prices_as_of == prices.as_of and prices.as_of <= "2025-07-01"
+    # the snapshot's oldest price: the AWS spot and 3-year digest (capacity/data/prices/aws_spot_3y.csv), 2025-11-30
+    assert r.prices_as_of == prices.as_of == "2025-11-30"
     text = comment.render([r])
     assert f"prices from the snapshot as of {prices.as_of}" in text and "> **Warning:** Prices are as of" in text
     assert report.document([r])["prices"]["stale"] is True

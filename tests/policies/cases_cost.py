@@ -14,13 +14,13 @@ def _aws_gpu_regions() -> list[str]:
         return sorted({r["region"] for r in csv.DictReader(fh) if r["cloud"] == "aws"})
 
 
-# The dev stack with its L4 pool moved to g6e.xlarge (L40S), priced from the bundled tables, figures by hand:
-# capacity/data/offers.csv has no g6e.xlarge row, so the spot pool is priced at the on-demand list price in
-# capacity/data/on_demand_prices.csv (g6e.xlarge $1.861/h, m7i.xlarge $0.2016/h, us-east-1, both citing
-# https://aws.amazon.com/ec2/pricing/on-demand/) as an upper bound:
-# 4 x 1.861 x 730 = 5,434.12; 2 x 0.2016 x 730 = 294.34; total 5,728.46.
-OVER_BUDGET = ("estimated $5,728/month (every pool at its max nodes, 730 h) exceeds the budget of $2,000: "
-               "dev-l4-ng: 4 x g6e.xlarge (spot) at $1.86/h = $5,434; "
+# The dev stack (us-west-2) with its L4 pool moved to g6e.xlarge (L40S), priced from the bundled tables, figures by
+# hand: the spot pool at the spot rate of capacity/data/prices/aws_spot_3y.csv (g6e.xlarge, us-west-2, spot_max
+# $0.8851/h), the system pool at the on-demand list price in capacity/data/on_demand_prices.csv (m7i.xlarge
+# $0.2016/h, citing https://aws.amazon.com/ec2/pricing/on-demand/):
+# 4 x 0.8851 x 730 = 2,584.49; 2 x 0.2016 x 730 = 294.34; total 2,878.83.
+OVER_BUDGET = ("estimated $2,879/month (every pool at its max nodes, 730 h) exceeds the budget of $2,000: "
+               "dev-l4-ng: 4 x g6e.xlarge (spot) at $0.89/h = $2,584; "
                "dev-system-ng: 2 x m7i.xlarge (on-demand) at $0.20/h = $294; not counted: buckets (S3, GCS, Blob: "
                "billed by what they hold, which the stack does not say)")
 
