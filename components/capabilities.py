@@ -60,6 +60,7 @@ class CloudCapabilities:
     placed_by_capacity: frozenset[CapacityType] | None = None
     lustre_service: str = ""
     lustre_tiers: dict[int, LustreSizing] = field(default_factory=dict)
+    lustre_efa_tiers: dict[int, LustreSizing] = field(default_factory=dict)  # sizes when Lustre speaks EFA, if other
     network_id_pattern: str = ""  # an existing VPC / VNet id
     network_id_example: str = ""
     account_kind: str = ""  # what the cloud calls FleetSpec.account: account id / project id / subscription id
@@ -113,6 +114,18 @@ CAPABILITIES: dict[Cloud, CloudCapabilities] = {
         lustre_service="FSx for Lustre PERSISTENT_2",
         lustre_tiers={t: LustreSizing(step_tib=2.4, min_tib=1.2, max_tib=2400.0, also_tib=(1.2,))
                       for t in (125, 250, 500, 1000)},
+        # An EFA-enabled file system (the cluster has EFA pools) has one file server per 4.8 / 9.6 / 19.2 / 38.4 TiB at
+        # 1000 / 500 / 250 / 125 MB/s/TiB, and is sized in those steps: FSx for Lustre User Guide,
+        # https://docs.aws.amazon.com/fsx/latest/LustreGuide/increase-storage-capacity.html ("for EFA-enabled file
+        # systems ... multiples of 38400 GiB for 125 MBps/TiB, 19200 GiB for 250, 9600 GiB for 500, 4800 GiB for
+        # 1000", read 2026-12-02 in its ja_jp translation) and getting-started.html (create: "increments of 4.8 TiB,
+        # 9.6 TiB, 19.2 TiB, and 38.4 TiB for 1000, 500, 250, and 125 MBps/TiB"); AWS ParallelCluster's EFA-enabled
+        # FSx tutorial creates 38400 GiB at 125. botocore's CreateFileSystem StorageCapacity doc (1.43.67) does not
+        # say it.
+        # (Up to the same 2,400 TiB as above: 2,380.8 is the last 38.4 step below it.)
+        lustre_efa_tiers={t: LustreSizing(step_tib=step, min_tib=step, max_tib=top)
+                          for t, step, top in ((1000, 4.8, 2400.0), (500, 9.6, 2400.0), (250, 19.2, 2400.0),
+                                               (125, 38.4, 2380.8))},
         network_id_pattern=r"^vpc-[0-9a-f]{8,17}$",
         network_id_example="vpc-0123456789abcdef0",
         # https://docs.aws.amazon.com/accounts/latest/reference/manage-acct-identifiers.html: 12 digits

@@ -318,14 +318,38 @@ def _check_storage(caps: CloudCapabilities, c: ClusterSpec, path: str) -> Proble
                           f"schedule: {reason}.", "Use five fields, minute hour day-of-month month day-of-week "
                           "(e.g. '*/30 * * * *' or '0 * * * *', UTC), or @hourly / @daily.")
     tier = caps.lustre_tiers.get(lustre.throughput_mbps_per_tib)
+    efa_pools = _efa_pools(caps, c)
     if tier is None:
         yield SpecProblem(f"{path}.lustre.throughput_mbps_per_tib", f"{lustre.throughput_mbps_per_tib} is not a "
                           f"{caps.lustre_service} throughput tier.",
                           f"Allowed: {', '.join(map(str, sorted(caps.lustre_tiers)))}.")
+    elif efa_pools:
+        yield from _check_efa_lustre_size(caps, lustre.capacity_tib, lustre.throughput_mbps_per_tib, efa_pools, path)
     elif not tier.allows(lustre.capacity_tib):
         yield SpecProblem(f"{path}.lustre.capacity_tib", f"{lustre.capacity_tib:g} TiB is not a valid "
                           f"{caps.lustre_service} size for the {lustre.throughput_mbps_per_tib} MB/s/TiB tier.",
                           f"Allowed: {tier.describe()} TiB.")
+
+
+def _efa_pools(caps: CloudCapabilities, c: ClusterSpec) -> list[str]:
+    """The pools that wire up EFA (as the cluster builds them), when the cloud sizes EFA-enabled Lustre apart."""
+    if not caps.lustre_efa_tiers:
+        return []
+    return [pool.name for pool in c.node_pools if pool.interconnect != "off"
+            and (machine := pick_machine(caps.cloud, pool, "")[0]) is not None and machine.fabric is Fabric.EFA]
+
+
+def _check_efa_lustre_size(caps: CloudCapabilities, tib: float, tier: int, efa_pools: list[str],
+                           path: str) -> Problems:
+    sizing = caps.lustre_efa_tiers[tier]
+    if not sizing.allows(tib):
+        steps = ", ".join(f"{s.step_tib:g} at {t}" for t, s in sorted(caps.lustre_efa_tiers.items(), reverse=True))
+        yield SpecProblem(f"{path}.lustre.capacity_tib", f"{tib:g} TiB is not a valid size for an EFA-enabled "
+                          f"{caps.lustre_service} file system at {tier} MB/s/TiB (it is EFA-enabled because node "
+                          f"pool(s) {', '.join(efa_pools)} use EFA).",
+                          f"Allowed at {tier} MB/s/TiB: {sizing.describe()} TiB. EFA-enabled FSx grows in steps of "
+                          f"{steps} MB/s/TiB (docs/clouds.md): pick a size on your tier's step, or the tier whose "
+                          "step fits the size you need.")
 
 
 def _check_kueue(cloud: Cloud, c: ClusterSpec, path: str) -> Problems:

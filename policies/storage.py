@@ -79,7 +79,7 @@ class LustreCost:
 
     @property
     def described(self) -> str:
-        """"train-lustre-fsx (FSx for Lustre 4.8 TiB, tier PERSISTENT_2/SSD/500, us-east-1)"."""
+        """"train-lustre-fsx (FSx for Lustre 4.8 TiB, tier PERSISTENT_2/SSD/1000, us-east-1)"."""
         size = "size unknown until apply" if self.tib is None else f"{_figure(self.tib)} TiB"
         return f"{self.name} ({self.service} {size}, tier {self.tier}, {self.region or 'region unknown'})"
 

@@ -26,7 +26,7 @@ _FLEETS: dict[str, dict[str, Any]] = {
                  "capacity": {"type": "spot"}},
             ],
             "storage": {"buckets": [{"name": "checkpoints"}],
-                        "lustre": {"capacity_tib": 4.8, "throughput_mbps_per_tib": 250, "bucket": "checkpoints"}},
+                        "lustre": {"capacity_tib": 19.2, "throughput_mbps_per_tib": 250, "bucket": "checkpoints"}},
             "addons": {"kueue_teams": [{"name": "frontier", "gpus": {"H200": 32, "B200": 16}}]},
         }],
     },

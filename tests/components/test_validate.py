@@ -95,9 +95,15 @@ def test_pool_too_large_for_one_compact_placement() -> None:
     assert "nodes.max: 2000 nodes do not fit one compact placement (at most 1500 on GCP)." in message
 
 
+def _without_efa(fleet: dict[str, Any]) -> dict[str, Any]:
+    for p in fleet["clusters"][0]["node_pools"]:
+        p["interconnect"] = "off"
+    return fleet
+
+
 @pytest.mark.parametrize(("capacity_tib", "ok"), [(1.2, True), (2.4, True), (4.8, True), (3.6, False), (1.0, False)])
 def test_lustre_capacity_must_be_a_valid_increment(capacity_tib: float, ok: bool) -> None:
-    fleet = example_fleet("aws-train")
+    fleet = _without_efa(example_fleet("aws-train"))  # no EFA pool: FSx's ordinary sizes
     fleet["clusters"][0]["storage"]["lustre"]["capacity_tib"] = capacity_tib
     if ok:
         resolve(fleet)
@@ -106,6 +112,42 @@ def test_lustre_capacity_must_be_a_valid_increment(capacity_tib: float, ok: bool
     assert (f"storage.lustre.capacity_tib: {capacity_tib:g} TiB is not a valid FSx for Lustre PERSISTENT_2 "
             "size") in message
     assert "Allowed: 1.2, multiples of 2.4" in message
+
+
+# EFA-enabled FSx for Lustre steps, from the FSx for Lustre User Guide (getting-started.html: "increments of 4.8 TiB,
+# 9.6 TiB, 19.2 TiB, and 38.4 TiB for 1000, 500, 250, and 125 MBps/TiB"), up to the 2,400 TiB ceiling.
+EFA_STEP = {1000: 4.8, 500: 9.6, 250: 19.2, 125: 38.4}
+EFA_TOP = {1000: 2400, 500: 2400, 250: 2400, 125: 2380.8}
+
+
+@pytest.mark.parametrize("tier", sorted(EFA_STEP))
+def test_efa_enabled_lustre_is_sized_in_its_tiers_step(tier: int) -> None:
+    """aws-train's pools use EFA, so its file system is EFA-enabled: each side of each boundary."""
+    step = EFA_STEP[tier]
+    fleet = example_fleet("aws-train")
+    lustre = fleet["clusters"][0]["storage"]["lustre"]
+    lustre["throughput_mbps_per_tib"] = tier
+    for ok in (step, 2 * step, EFA_TOP[tier]):
+        lustre["capacity_tib"] = ok
+        resolve(fleet)
+    for bad in (1.2, step - 2.4, step + 2.4, EFA_TOP[tier] + step):  # the ordinary FSx sizes around one step
+        lustre["capacity_tib"] = round(bad, 1)
+        [message] = problems(fleet)
+        assert message.startswith(f"clusters[0].storage.lustre.capacity_tib: {round(bad, 1):g} TiB is not a valid "
+                                  f"size for an EFA-enabled FSx for Lustre PERSISTENT_2 file system at {tier} "
+                                  "MB/s/TiB (it is EFA-enabled because node pool(s) h100, a100-eval use EFA).")
+        assert f"Allowed at {tier} MB/s/TiB: multiples of {step:g} from {step:g} to {EFA_TOP[tier]:g} TiB." in message
+        assert "steps of 4.8 at 1000, 9.6 at 500, 19.2 at 250, 38.4 at 125 MB/s/TiB" in message
+
+
+def test_efa_sizing_follows_the_pools_that_use_efa() -> None:
+    """2.4 TiB is an ordinary FSx size but no EFA one: refused while any pool uses EFA, accepted once none does."""
+    fleet = example_fleet("aws-train")
+    fleet["clusters"][0]["storage"]["lustre"]["capacity_tib"] = 2.4
+    pool(fleet)["interconnect"] = "off"  # the p4d pool still uses EFA
+    [message] = problems(fleet)
+    assert "because node pool(s) a100-eval use EFA" in message
+    resolve(_without_efa(fleet))
 
 
 def test_lustre_bucket_must_exist() -> None:

@@ -27,8 +27,10 @@ AZURE_GB200 = "Standard_ND128isr_NDR_GB200_v6"
 # Lustre sizes per throughput tier that each service documents as valid (TiB).
 LUSTRE_SIZES: dict[Cloud, dict[int, tuple[float, ...]]] = {
     # FSx for Lustre PERSISTENT_2: 1.2 TiB, then multiples of 2.4 TiB
-    # https://docs.aws.amazon.com/fsx/latest/LustreGuide/managing-storage-capacity.html
-    Cloud.AWS: {t: (1.2, 2.4, 4.8, 9.6) for t in (125, 250, 500, 1000)},
+    # https://docs.aws.amazon.com/fsx/latest/LustreGuide/managing-storage-capacity.html; EFA-enabled (a fleet with
+    # EFA pools): multiples of 4.8 / 9.6 / 19.2 / 38.4 TiB at 1000 / 500 / 250 / 125 (getting-started.html).
+    # Sizes valid either way, as the drawn pools decide EFA:
+    Cloud.AWS: {1000: (4.8, 9.6, 19.2), 500: (9.6, 19.2), 250: (19.2, 38.4), 125: (38.4, 76.8)},
     # Managed Lustre: https://cloud.google.com/managed-lustre/docs/performance-tiers
     Cloud.GCP: {1000: (9, 18, 36), 500: (18, 36), 250: (36, 72), 125: (72, 144)},
     # Azure Managed Lustre: https://learn.microsoft.com/azure/azure-managed-lustre/amlfs-overview

@@ -61,12 +61,12 @@ CASES = [
     case(BUDGET, "aws-train", k.FSX, PB, over("886,457", "539,154", "train-lustre-fsx: 2,400,000 GB x "
          "$0.145/GB-month (tier PERSISTENT_2/SSD/125) = $348,000"), on=None, config=budget(539_154),
          label="lustre-2400-tib-over"),
-    # a tier with no sourced rate (the stack's own 500 MB/s/TiB): not $0, a lower bound that names it
+    # a tier with no sourced rate (the stack's own 1000 MB/s/TiB): not $0, a lower bound that names it
     case(BUDGET, "aws-train", k.FSX, {"storageCapacity": 2_400_000},
          f"estimated at least $538,457/month (every pool at its max nodes, 730 h, Lustre at its capacity) exceeds the "
          f"budget of $1: {POOLS}; Lustre not priced: train-lustre-fsx (FSx for Lustre 2,400 TiB, tier "
-         "PERSISTENT_2/SSD/500, us-east-1): unpriced: no sourced FSx for Lustre rate for tier PERSISTENT_2/SSD/500 in "
-         f"us-east-1 (capacity/data/prices/typed.json); {BUCKETS}", on=None, config=budget(1),
+         "PERSISTENT_2/SSD/1000, us-east-1): unpriced: no sourced FSx for Lustre rate for tier PERSISTENT_2/SSD/1000 "
+         f"in us-east-1 (capacity/data/prices/typed.json); {BUCKETS}", on=None, config=budget(1),
          label="lustre-tier-unpriced"),
     # the size advisory: 10 TiB per GPU by default; aws-train has 160 GPUs, so 1,600 TiB is the line
     case(FITS, "aws-train", k.FSX, {"storageCapacity": 1_600_000}, label="at-the-default-limit"),

@@ -158,8 +158,11 @@ def test_storage_is_private_versioned_encrypted_and_linked_to_lustre(capture: Ca
     assert sse["rules"][0]["applyServerSideEncryptionByDefault"]["sseAlgorithm"] == "aws:kms"
     fsx = one(graph, "LustreFileSystem", "train-lustre-fsx").inputs
     assert (fsx["deploymentType"], fsx["storageCapacity"], fsx["perUnitStorageThroughput"]) == (
-        "PERSISTENT_2", 4800, 500)
+        "PERSISTENT_2", 4800, 1000)
     assert fsx["efaEnabled"] is True and fsx["kmsKeyId"]
+    # what EFA needs besides PERSISTENT_2 (FSx for Lustre User Guide, efa-file-systems.html): a metadata
+    # configuration, which Lustre 2.12 does not take (botocore fsx FileSystemTypeVersion doc)
+    assert (fsx["metadataConfiguration"]["mode"], fsx["fileSystemTypeVersion"]) == ("AUTOMATIC", "2.15")
     bucket = one(graph, "s3/bucket:Bucket", "train-checkpoints-bucket")
     links = {r.inputs["fileSystemPath"]: r for r in of_type(graph, "DataRepositoryAssociation")}
     assert set(links) == {"/datasets", "/checkpoints"}
