@@ -69,6 +69,9 @@ def sets(path: str, value: Any) -> Change:
     return change
 
 
+NO_EFA = sets("pool.interconnect", "off")  # the base AWS pool's p5 uses EFA, which sizes FSx apart
+
+
 def no_pool_zone(f: dict[str, Any]) -> None:
     pool(f).pop("zone", None)
 
@@ -286,12 +289,24 @@ CASES: list[tuple[str, Cloud, Change, str | None]] = [
      f"{C}.storage.buckets[0].noncurrent_days"),
     ("noncurrent 1 day", A, sets("cluster.storage.buckets", [{"name": "ckpt", "noncurrent_days": 1}]), None),
     # Lustre sizes: FSx PERSISTENT_2 1.2 TiB then multiples of 2.4 TiB
-    # (https://docs.aws.amazon.com/fsx/latest/LustreGuide/managing-storage-capacity.html)
-    ("fsx 1.2", A, lustre(1.2, 250), None),
-    ("fsx 2.4", A, lustre(2.4, 250), None),
-    ("fsx 3.6", A, lustre(3.6, 250), f"{C}.storage.lustre.capacity_tib"),
-    ("fsx 2400", A, lustre(2400, 250), None),
+    # (https://docs.aws.amazon.com/fsx/latest/LustreGuide/managing-storage-capacity.html), without EFA pools
+    ("fsx 1.2", A, both(NO_EFA, lustre(1.2, 250)), None),
+    ("fsx 2.4", A, both(NO_EFA, lustre(2.4, 250)), None),
+    ("fsx 3.6", A, both(NO_EFA, lustre(3.6, 250)), f"{C}.storage.lustre.capacity_tib"),
+    ("fsx 2400", A, both(NO_EFA, lustre(2400, 250)), None),
     ("fsx tier 200", A, lustre(2.4, 200), f"{C}.storage.lustre.throughput_mbps_per_tib"),
+    # EFA-enabled (the p5 pool uses EFA): multiples of 19.2 TiB at 250 (FSx for Lustre User Guide,
+    # getting-started.html: "increments of 4.8 TiB, 9.6 TiB, 19.2 TiB, and 38.4 TiB for 1000, 500, 250, and 125")
+    ("fsx efa 2.4 at 250", A, lustre(2.4, 250), f"{C}.storage.lustre.capacity_tib"),
+    ("fsx efa 16.8 at 250", A, lustre(16.8, 250), f"{C}.storage.lustre.capacity_tib"),
+    ("fsx efa 19.2 at 250", A, lustre(19.2, 250), None),
+    ("fsx efa 21.6 at 250", A, lustre(21.6, 250), f"{C}.storage.lustre.capacity_tib"),
+    ("fsx efa 2400 at 250", A, lustre(2400, 250), None),
+    ("fsx efa 2419.2 at 250", A, lustre(2419.2, 250), f"{C}.storage.lustre.capacity_tib"),
+    ("fsx efa 2380.8 at 125", A, lustre(2380.8, 125), None),
+    ("fsx efa 2400 at 125", A, lustre(2400, 125), f"{C}.storage.lustre.capacity_tib"),
+    ("fsx efa 4.8 at 1000", A, lustre(4.8, 1000), None),
+    ("fsx efa 4.8 at 500", A, lustre(4.8, 500), f"{C}.storage.lustre.capacity_tib"),
     # Managed Lustre 1000 MB/s/TiB: 9 TiB steps to 1,530 TiB, then 72 TiB steps to 10,008 TiB
     # (https://cloud.google.com/managed-lustre/docs/performance-tiers)
     ("gcp lustre 9", G, lustre(9, 1000), None),
@@ -307,7 +322,7 @@ CASES: list[tuple[str, Cloud, Change, str | None]] = [
     ("amlfs 128", Z, lustre(128, 500), None),
     ("amlfs 132", Z, lustre(132, 500), f"{C}.storage.lustre.capacity_tib"),
     ("amlfs 6", Z, lustre(6, 500), f"{C}.storage.lustre.capacity_tib"),
-    ("lustre bucket unknown", A, sets("cluster.storage.lustre", {"capacity_tib": 1.2, "bucket": "nope"}),
+    ("lustre bucket unknown", A, sets("cluster.storage.lustre", {"capacity_tib": 19.2, "bucket": "nope"}),
      f"{C}.storage.lustre.bucket"),
     # existing networks
     ("aws vpc id", A, sets("cluster.existing_network", "vpc-0123456789abcdef0"), None),
