@@ -215,6 +215,51 @@ class DeploySpec(Strict):
     egress_cidrs: list[str] = []  # outside with a public endpoint: the deployer's fixed egress addresses
 
 
+class MultiKueueWorkerRef(Strict):
+    """A worker of this MultiKueue manager: a cluster of another stack of this project (docs/fleet-queue.md)."""
+
+    stack: str = Field(pattern=NAME)  # stacks/Pulumi.<stack>.yaml
+    cluster: str = Field(pattern=NAME)
+
+    @property
+    def name(self) -> str:
+        """The MultiKueueCluster's name on the manager, and the worker's name in ``order``."""
+        return f"{self.stack}-{self.cluster}"
+
+
+class MultiKueueManagerRef(Strict):
+    """The MultiKueue manager this cluster is a worker of, and how the manager reaches this cluster's API server."""
+
+    stack: str = Field(pattern=NAME)
+    cluster: str = Field(pattern=NAME)
+    # where the manager's pods run, seen from this cluster: outside its network (the internet, another cloud), or
+    # in a network connected to it (peering, VPN, interconnect: the user's, not built here)
+    reach: Literal["outside", "network"] = "outside"
+    # the manager's addresses: outside, its fixed egress addresses (inside public_access_cidrs for a public
+    # endpoint); network, its node subnets, let through to the API server where this cloud filters (components/reach.py)
+    cidrs: list[str] = []
+
+
+class MultiKueueSpec(Strict):
+    """One queue for the fleet (docs/fleet-queue.md): set ``workers`` on the manager cluster, ``manager`` on each
+    worker. The manager's ClusterQueues dispatch every team's work to the team's workers through Kueue's MultiKueue
+    admission check, trying them in ``order``."""
+
+    workers: list[MultiKueueWorkerRef] = []  # this cluster is the fleet's manager
+    # team -> the worker names (<stack>-<cluster>) in the order the manager tries them (`gpufleet capacity apply`
+    # writes it from the plan); a team not listed: its workers in the order of ``workers``
+    order: dict[str, list[str]] = {}
+    manager: MultiKueueManagerRef | None = None  # this cluster is a worker of that manager
+
+    @model_validator(mode="after")
+    def _one_role(self) -> MultiKueueSpec:
+        if self.manager is not None and (self.workers or self.order):
+            raise ValueError("a cluster is either the manager (workers, order) or a worker (manager), not both")
+        if self.manager is None and not self.workers:
+            raise ValueError("set workers (this cluster is the manager) or manager (this cluster is a worker)")
+        return self
+
+
 class ClusterSpec(Strict):
     name: str = Field(pattern=NAME)
     region: str
@@ -230,6 +275,11 @@ class ClusterSpec(Strict):
     storage: StorageSpec = StorageSpec()
     addons: AddonsSpec = AddonsSpec()
     network_profiles: list[NetworkProfileSpec] = []  # rehearsal link conditions, off unless enabled
+    multikueue: MultiKueueSpec | None = None  # one queue for the fleet: this cluster's MultiKueue role
+
+    @property
+    def is_manager(self) -> bool:
+        return self.multikueue is not None and bool(self.multikueue.workers)
 
 
 class Tags(Strict):

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from components import alerting, catalog, cron, deploy_path, job_operators, network_profiles
+from components import alerting, catalog, cron, deploy_path, job_operators, multikueue, network_profiles
 from components import validate_access as access
 from components.capabilities import CloudCapabilities, capabilities
 from components.catalog import Cloud, Fabric, MachineType
@@ -175,6 +175,7 @@ def _check_cluster(cloud: Cloud, caps: CloudCapabilities, c: ClusterSpec, path: 
         yield from _check_kueue(cloud, c, f"{path}.addons.kueue_teams")
         yield from network_profiles.check(c, path)
         yield from job_operators.check(c, path)
+        yield from multikueue.check_spec(cloud, c, path)
 
 
 def _check_nodes(nodes: Any, path: str) -> Problems:
@@ -365,6 +366,8 @@ def _check_kueue(cloud: Cloud, c: ClusterSpec, path: str) -> Problems:
     asked: Counter[str] = Counter()
     for i, team in enumerate(teams):
         for gpu, count in team.gpus.items():
+            if c.is_manager:  # its workers hold the GPUs (components/multikueue.py checks them)
+                continue
             if gpu not in supply and every_pool_resolved:  # else the pool's own problem says why
                 yield _unknown_team_gpu(f"{path}[{i}].gpus.{gpu}", gpu, sorted(supply))
             asked[gpu] += count

@@ -200,6 +200,8 @@ PER_FILE: dict[str, Callable[[str, Any], Any]] = {
     "tables": derive.markdown_table,
     "feature_gates": derive_go.feature_gates,
     "texts": lambda text, _: text.strip(),
+    "cluster_roles": lambda text, _: derive_manifests.cluster_roles(text),
+    "multikueue_adapters": derive_go.remote_verbs,
 }
 
 

@@ -2,6 +2,7 @@
 
 import pulumi
 
+from components import fleetlinks
 from components.k8s import deploy_addons
 from components.translators import deploy
 from stacks import config
@@ -9,8 +10,10 @@ from stacks import config
 fleet = config.load()
 for note in fleet.notes:  # e.g. which product a GPU family resolved to: shown by `pulumi preview` / `up`
     pulumi.log.info(note.render())
+peers = config.peers(fleet)  # the stacks its MultiKueue clusters name (checked by config.load)
 for cluster in fleet.clusters:
     built = deploy(fleet.cloud, cluster)
-    deploy_addons(cluster, built)
+    deploy_addons(cluster, built, workers=tuple(fleetlinks.worker_links(cluster, peers)))
     pulumi.export(f"{cluster.name}-kubeconfig", built.kubeconfig)
+    fleetlinks.export(cluster, built)
 pulumi.export("gpus", {c.name: c.gpus_by_model() for c in fleet.clusters})

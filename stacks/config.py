@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from components import multikueue
 from components.errors import SpecError, SpecProblem, did_you_mean
 from components.fleet import Fleet
 from components.spec import PENDING_ID
 from components.validate import resolve
 
 STACKS_DIR = Path(__file__).parent
+# where the program finds the stacks its MultiKueue clusters name: the project's stacks/ (Pulumi.yaml
+# stackConfigDir), or the folder the offline preview was pointed at
+PEERS_DIR: ContextVar[Path] = ContextVar("PEERS_DIR", default=STACKS_DIR)
 CONFIG_KEY = "gpufleet:fleet"
 # What the accepted capacity plan costs for the work it places in this stack, one month (`capacity apply` writes
 # it; `gpufleet pr` shows it beside the cost of every pool at max). Not part of the fleet: the program ignores it.
@@ -127,6 +132,10 @@ def load() -> Fleet:
         if raw is None:
             raise SpecError([missing_fleet(CONFIG.get())], source)
         fleet = resolve(raw, source)
+        # the other stacks of the fleet queue name this one by its file: a program run without it (an inline
+        # program of the offline engine's tests) is no stack they can name, and is not checked against them
+        if stack_file(pulumi.get_stack(), PEERS_DIR.get()).exists():
+            check_peers(pulumi.get_stack(), fleet, source)
     except SpecError as err:
         raise pulumi.RunError(str(err)) from None
     pending = pending_capacity(fleet)
@@ -136,6 +145,26 @@ def load() -> Fleet:
     for where in pending:
         pulumi.log.warn(f"{where}: capacity id is '{PENDING_ID}'; `pulumi up` refuses it until the id is set.")
     return fleet
+
+
+def peers(fleet: Fleet, directory: Path | None = None) -> dict[str, Fleet]:
+    """The fleets of the stacks this fleet's MultiKueue clusters name (a stack whose file is missing or does not
+    validate is left out: the cross-stack check says it cannot be read, and its own preview says why)."""
+    out = {}
+    for stack in sorted(multikueue.peer_stacks(fleet)):
+        path = stack_file(stack, directory or PEERS_DIR.get())
+        try:
+            out[stack] = load_stack_file(path)
+        except SpecError:
+            continue
+    return out
+
+
+def check_peers(stack: str, fleet: Fleet, source: str, directory: Path | None = None) -> None:
+    """Refuse, with config paths, a MultiKueue manager or worker that cannot work with the stacks it names."""
+    problems = multikueue.check(stack, fleet, peers(fleet, directory))
+    if problems:
+        raise SpecError(problems, source)
 
 
 def pending_capacity(fleet: Fleet) -> list[str]:

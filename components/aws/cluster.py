@@ -31,6 +31,7 @@ class EksClusterArgs:
     partition: pulumi.Input[str]
     tags: dict[str, str]
     runner_cidrs: list[str] = field(default_factory=list)  # the in-network deployer's addresses (docs/clouds.md)
+    manager_cidrs: list[str] = field(default_factory=list)  # a MultiKueue manager's node subnets (docs/fleet-queue.md)
 
 
 def vpc_cni_version(version: str) -> str:
@@ -98,14 +99,16 @@ def _admin_access(name: str, args: EksClusterArgs, cluster: aws.eks.Cluster, opt
 
 def _runner_access(name: str, args: EksClusterArgs, group_id: pulumi.Input[str], opts: pulumi.ResourceOptions) -> None:
     """The private endpoint's network interfaces carry the cluster security group, which lets in only the cluster's
-    own members: the deploy runner's addresses get HTTPS to the API server, nothing else
+    own members: the deploy runner's and a MultiKueue manager's addresses get HTTPS to the API server, nothing else
     (https://docs.aws.amazon.com/eks/latest/userguide/sec-group-reqs.html)."""
-    for i, cidr in enumerate(args.runner_cidrs):
-        family = {"cidr_ipv6" if ":" in cidr else "cidr_ipv4": cidr}
-        aws.vpc.SecurityGroupIngressRule(f"{name}-deploy-runner-{i}", security_group_id=group_id, **family,
-                                         ip_protocol="tcp", from_port=443, to_port=443,
-                                         description="gpufleet deploy runner: HTTPS to the EKS API server",
-                                         tags=args.tags, opts=opts)
+    for who, cidrs, what in (("deploy-runner", args.runner_cidrs, "deploy runner"),
+                             ("multikueue-manager", args.manager_cidrs, "MultiKueue manager")):
+        for i, cidr in enumerate(cidrs):
+            family = {"cidr_ipv6" if ":" in cidr else "cidr_ipv4": cidr}
+            aws.vpc.SecurityGroupIngressRule(f"{name}-{who}-{i}", security_group_id=group_id, **family,
+                                             ip_protocol="tcp", from_port=443, to_port=443,
+                                             description=f"gpufleet {what}: HTTPS to the EKS API server",
+                                             tags=args.tags, opts=opts)
 
 
 def _core_addons(name: str, args: EksClusterArgs, cluster: aws.eks.Cluster,

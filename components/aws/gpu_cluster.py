@@ -5,15 +5,17 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 
-from components import checkpoint_tools
+from components import checkpoint_tools, fleetlinks, multikueue
 from components.aws.checkpoints import CheckpointIdentity, CheckpointIdentityArgs
 from components.aws.cluster import EksCluster, EksClusterArgs
 from components.aws.iam import NODE_POLICIES, role
+from components.aws.multikueue import ManagerAccess, ManagerAccessArgs
 from components.aws.network import GpuVpc, NetworkArgs
 from components.aws.nodegroup import GpuNodeGroup, GpuNodeGroupArgs, NodeGroupArgs, SystemNodeGroup
 from components.aws.storage import BucketArgs, CheckpointBucket, LustreArgs, LustreFileSystem
-from components.catalog import Fabric
+from components.catalog import Cloud, Fabric
 from components.fleet import Cluster
+from components.k8s.fleetqueue import manager_subject
 
 
 class AwsGpuCluster(pulumi.ComponentResource):
@@ -26,7 +28,16 @@ class AwsGpuCluster(pulumi.ComponentResource):
         self.eks = EksCluster(name, EksClusterArgs(
             cluster_name=spec.name, kubernetes_version=spec.kubernetes_version, subnet_ids=list(subnets.values()),
             public_endpoint=spec.endpoint == "public", public_access_cidrs=spec.public_access_cidrs,
-            admins=spec.admins, partition=partition, tags=tags, runner_cidrs=spec.deploy.runner_cidrs), child)
+            admins=spec.admins, partition=partition, tags=tags, runner_cidrs=spec.deploy.runner_cidrs,
+            manager_cidrs=multikueue.manager_cidrs(spec)), child)
+        self.oidc_issuer = self.eks.oidc_issuer
+        if multikueue.is_worker(spec):
+            access = ManagerAccess(f"{name}-multikueue", ManagerAccessArgs(
+                cluster_name=self.eks.name, region=spec.region, endpoint=self.eks.endpoint,
+                ca_data=self.eks.cluster.certificate_authority.data, issuer=fleetlinks.manager_issuer(spec),
+                tags=tags), child)
+            self.multikueue_access = access.access
+            self.multikueue_manager = manager_subject(Cloud.AWS, None)
         node_role = role(f"{name}-nodes", "ec2.amazonaws.com", NODE_POLICIES, tags, child, partition)
         efa_group = _efa_security_group(name, cluster, vpc_id, child)
         base = dict(cluster_name=self.eks.name, node_role_arn=node_role.arn,

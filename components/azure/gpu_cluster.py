@@ -6,16 +6,20 @@ from __future__ import annotations
 import pulumi
 import pulumi_azure_native as azure
 
+from components import fleetlinks, multikueue
 from components.azure import infiniband
 from components.azure.agentpool import GpuAgentPool, GpuAgentPoolArgs
 from components.azure.aks import AksCluster, AksClusterArgs
 from components.azure.checkpoints import CheckpointIdentity, CheckpointIdentityArgs
 from components.azure.keys import AKS_KMS, LUSTRE, STORAGE, EncryptionKeys, KeysArgs, KeyUse
 from components.azure.lustre import LustreArgs, ManagedLustre
+from components.azure.multikueue import ManagerAccess, ManagerAccessArgs
 from components.azure.network import GpuVnet, NetworkArgs
 from components.azure.private_link import BLOB, dns_zone
 from components.azure.storage import BucketArgs, CheckpointStorage
+from components.catalog import Cloud
 from components.fleet import Cluster
+from components.k8s.fleetqueue import manager_subject
 
 
 def key_uses(cluster: Cluster) -> tuple[KeyUse, ...]:
@@ -49,6 +53,13 @@ class AzureGpuCluster(pulumi.ComponentResource):
             public_access_cidrs=spec.public_access_cidrs, admin_group_ids=spec.admins,
             monitoring=spec.addons.monitoring, system_machine=cluster.system_machine,
             system_nodes=spec.system_pool.nodes, subscription_id=client.subscription_id, tags=tags), child)
+        self.oidc_issuer = self.aks.oidc_issuer
+        if multikueue.is_worker(spec):
+            access = ManagerAccess(f"{name}-multikueue", ManagerAccessArgs(
+                cluster_name=spec.name, resource_group_name=rg, location=location, tenant_id=client.tenant_id,
+                kubeconfig=self.aks.kubeconfig, issuer=fleetlinks.manager_issuer(spec), tags=tags), child)
+            self.multikueue_access = access.access
+            self.multikueue_manager = manager_subject(Cloud.AZURE, access.principal_id)
         feature = infiniband.register(f"{name}-infiniband", cluster, child)
         self.agent_pools = {
             pool.name: GpuAgentPool(f"{name}-{pool.name}", GpuAgentPoolArgs(

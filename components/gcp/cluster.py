@@ -12,6 +12,7 @@ import pulumi_gcp as gcp
 from components.catalog import Cloud
 from components.deploy_path import origin
 from components.kubeconfig import exec_kubeconfig
+from components.multikueue import manager_cidrs, manager_reach
 from components.reach import Route, reach
 from components.spec import ClusterSpec
 
@@ -72,14 +73,36 @@ class GkeCluster(pulumi.ComponentResource):
 
 def dns_endpoint(spec: ClusterSpec) -> bool:
     """A private cluster whose deployer runs outside the VPC is reached over GKE's DNS-based endpoint (IAM-authorised,
-    components/reach.py); the kubeconfig then names it too, so users get in the same way."""
-    return reach(Cloud.GCP, spec, origin(Cloud.GCP, spec)).route is Route.DNS_ENDPOINT
+    components/reach.py); the kubeconfig then names it too, so users get in the same way. So is one whose MultiKueue
+    manager runs outside it."""
+    return reach(Cloud.GCP, spec, origin(Cloud.GCP, spec)).route is Route.DNS_ENDPOINT or manager_via_dns(spec)
+
+
+def manager_via_dns(spec: ClusterSpec) -> bool:
+    found = manager_reach(Cloud.GCP, spec)
+    return found is not None and found.route is Route.DNS_ENDPOINT
+
+
+def issuer(project: pulumi.Input[str], region: str, name: str) -> pulumi.Output[str]:
+    """The issuer of the cluster's ServiceAccount tokens, which GKE publishes for OIDC discovery (typed from
+    https://cloud.google.com/kubernetes-engine/docs/how-to/workload-identity, "issuer" of a cluster's tokens)."""
+    return pulumi.Output.concat("https://container.googleapis.com/v1/projects/", project, f"/locations/{region}/"
+                                f"clusters/{name}")
+
+
+def api_server(cluster: gcp.container.Cluster, dns: bool) -> tuple[pulumi.Output[str], pulumi.Output[str]]:
+    """https://<endpoint> and its CA (base64 PEM): the DNS endpoint's certificate is publicly trusted (no CA)."""
+    if dns:
+        return (cluster.control_plane_endpoints_config.apply(lambda c: f"https://{c.dns_endpoint_config.endpoint}"),
+                pulumi.Output.from_input(""))
+    return cluster.endpoint.apply(lambda e: f"https://{e}"), cluster.master_auth.cluster_ca_certificate
 
 
 def _control_plane(name: str, args: GkeClusterArgs, opts: pulumi.ResourceOptions) -> gcp.container.Cluster:
     spec = args.spec
     private = spec.endpoint == "private"
-    authorized = [*spec.public_access_cidrs, *spec.deploy.runner_cidrs]  # the runner's: the private endpoint's too
+    # the runner's and an in-network MultiKueue manager's: the private endpoint's too
+    authorized = [*spec.public_access_cidrs, *spec.deploy.runner_cidrs, *manager_cidrs(spec)]
     return gcp.container.Cluster(
         f"{name}-gke",
         name=spec.name,
@@ -132,11 +155,9 @@ def _control_plane(name: str, args: GkeClusterArgs, opts: pulumi.ResourceOptions
 def kubeconfig(cluster: gcp.container.Cluster, dns: bool) -> pulumi.Output[str]:
     """A kubeconfig that authenticates with gke-gcloud-auth-plugin (no static credentials). Over the DNS endpoint
     the server is its name, whose certificate is publicly trusted (no CA data); else the IP endpoint and its CA."""
-    server = (cluster.control_plane_endpoints_config.apply(lambda c: c.dns_endpoint_config.endpoint) if dns
-              else cluster.endpoint)
-    ca = pulumi.Output.from_input("") if dns else cluster.master_auth.cluster_ca_certificate
+    server, ca = api_server(cluster, dns)
     return pulumi.Output.all(cluster.name, server, ca).apply(
-        lambda a: exec_kubeconfig(a[0], f"https://{a[1]}", a[2], "gke-gcloud-auth-plugin", [],
+        lambda a: exec_kubeconfig(a[0], a[1], a[2], "gke-gcloud-auth-plugin", [],
                                   provideClusterInfo=True,
                                   installHint="Install gke-gcloud-auth-plugin: gcloud components install "
                                               "gke-gcloud-auth-plugin"))

@@ -6,11 +6,14 @@ import re
 
 import pulumi
 
+from components import fleetlinks, multikueue
+from components.catalog import Cloud
 from components.fleet import Cluster
 from components.gcp.checkpoints import grant_bucket
-from components.gcp.cluster import GkeCluster, GkeClusterArgs, legacy_lustre_port
+from components.gcp.cluster import GkeCluster, GkeClusterArgs, api_server, issuer, legacy_lustre_port, manager_via_dns
 from components.gcp.iam import grant_admins, node_service_account
 from components.gcp.kms import ClusterKeys, KeysArgs
+from components.gcp.multikueue import ManagerAccess, ManagerAccessArgs
 from components.gcp.network import (
     PODS_RANGE,
     SERVICES_RANGE,
@@ -21,6 +24,7 @@ from components.gcp.network import (
 )
 from components.gcp.nodepool import GpuNodePool, GpuNodePoolArgs, NodePoolArgs, SystemNodePool
 from components.gcp.storage import BucketArgs, CheckpointBucket, LustreArgs, ManagedLustre
+from components.k8s.fleetqueue import manager_subject
 
 
 def gcp_labels(tags: dict[str, str]) -> dict[str, str]:
@@ -50,6 +54,14 @@ class GcpGpuCluster(pulumi.ComponentResource):
             labels=labels, multi_networking=any(gpu_networks.attachments(p) for p in cluster.pools),
             secrets_key=self.keys.key("secrets"), key_ready=self.keys.ready("secrets")), child)
         grant_admins(name, spec.admins, project, child)
+        self.oidc_issuer = issuer(project, spec.region, spec.name)
+        if multikueue.is_worker(spec):
+            server, ca = api_server(self.gke.cluster, manager_via_dns(spec))
+            access = ManagerAccess(f"{name}-multikueue", ManagerAccessArgs(
+                cluster_name=spec.name, project=project, server=server, ca_data=ca,
+                issuer=fleetlinks.manager_issuer(spec)), child)
+            self.multikueue_access = access.access
+            self.multikueue_manager = manager_subject(Cloud.GCP, access.email)
         base = dict(cluster=self.gke.cluster.id, location=spec.region, service_account=self.node_account.email,
                     resource_labels=labels, boot_disk_kms_key=self.keys.key("disks"),
                     key_ready=self.keys.ready("disks"))

@@ -8,15 +8,16 @@ import pulumi_kubernetes as k8s
 
 from components.fleet import Cluster
 from components.k8s.addons import ClusterAddons
+from components.k8s.fleetqueue import WorkerLink
 from components.k8s.inputs import AddonInputs, addon_inputs
 
 __all__ = ["AddonInputs", "ClusterAddons", "addon_inputs", "deploy_addons"]
 
 
 def deploy_addons(cluster: Cluster, built: pulumi.ComponentResource,
-                  opts: pulumi.ResourceOptions | None = None) -> ClusterAddons:
+                  opts: pulumi.ResourceOptions | None = None, workers: tuple[WorkerLink, ...] = ()) -> ClusterAddons:
     """The cluster's Kubernetes provider (its kubeconfig, server-side apply), then every add-on through it."""
-    inputs = addon_inputs(cluster, built)
+    inputs = addon_inputs(cluster, built, workers)
     provider = k8s.Provider(f"{cluster.name}-k8s", kubeconfig=inputs.kubeconfig, enable_server_side_apply=True,
                             opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[built])))
     return ClusterAddons(f"{cluster.name}-addons", cluster, inputs,

@@ -17,6 +17,7 @@ import pulumi
 from components.catalog import Cloud
 from components.fleet import Cluster
 from components.k8s.checkpoints import CheckpointBucket
+from components.k8s.fleetqueue import ManagerSubject, WorkerLink
 from components.k8s.interconnect import GpuNic, gpu_nic_names
 from components.k8s.storage import LustreVolume
 
@@ -29,6 +30,8 @@ class AddonInputs:
     lustre: LustreVolume | None = None
     gpu_nics: tuple[GpuNic, ...] = ()
     checkpoints: CheckpointBucket | None = None  # the bucket Lustre exports to, with the tools' identity bound
+    workers: tuple[WorkerLink, ...] = ()  # a MultiKueue manager: its workers, as their stacks exported them
+    manager: ManagerSubject | None = None  # a MultiKueue worker: the manager's identity here
 
 
 def _capacity_gib(cluster: Cluster) -> int:
@@ -85,10 +88,14 @@ def _checkpoints(cluster: Cluster, built: Any) -> CheckpointBucket | None:
     return CheckpointBucket(cluster.cloud, bucket.bucket_name, cluster.spec.region)
 
 
-def addon_inputs(cluster: Cluster, built: pulumi.ComponentResource) -> AddonInputs:
-    """The add-on inputs of a cluster built by its cloud's translator."""
+def addon_inputs(cluster: Cluster, built: pulumi.ComponentResource,
+                 workers: tuple[WorkerLink, ...] = ()) -> AddonInputs:
+    """The add-on inputs of a cluster built by its cloud's translator (``workers``: a MultiKueue manager's, read
+    from their stacks by ``components.fleetlinks``)."""
     fs = getattr(built, "lustre", None)
     return AddonInputs(kubeconfig=built.kubeconfig,  # type: ignore[attr-defined]
                        lustre=_LUSTRE[cluster.cloud](cluster, fs) if fs is not None else None,
                        gpu_nics=_gpu_nics(cluster, getattr(built, "gpu_networks", None)),
-                       checkpoints=_checkpoints(cluster, built))
+                       checkpoints=_checkpoints(cluster, built),
+                       workers=workers,
+                       manager=getattr(built, "multikueue_manager", None))

@@ -52,10 +52,11 @@ MANAGER_CONFIG = "managerConfig.controllerManagerConfigYaml"  # the chart's whol
 WAIT_FOR_PODS_READY = {"timeout": "30m", "blockAdmission": False}
 
 
-def manager_config(frameworks: list[str]) -> str:
+def manager_config(frameworks: list[str], extra: Obj | None = None) -> str:
     """The chart's default Configuration (recorded in the pin's digest) with exactly these integrations on (Kueue
-    manages the kinds the cluster runs) and waitForPodsReady on."""
+    manages the kinds the cluster runs), waitForPodsReady on, and ``extra`` sections (a MultiKueue manager's)."""
     config = yaml.safe_load(upstream.digest(charts.KUEUE.pin)["chart"]["defaults"][MANAGER_CONFIG])
+    config.update(extra or {})
     config["integrations"] = {**config.get("integrations", {}), "frameworks": frameworks}
     config["waitForPodsReady"] = WAIT_FOR_PODS_READY
     # quota use and nominal quota per ClusterQueue (kueue_cluster_queue_resource_usage / _nominal_quota): the
@@ -72,13 +73,14 @@ def manager_image() -> dict[str, str]:
     return {key.removeprefix(prefix): value for key, value in stamped.items() if key.startswith(prefix)}
 
 
-def kueue_release(monitoring: bool, frameworks: list[str], after: tuple[str, ...] = ()) -> Release:
+def kueue_release(monitoring: bool, frameworks: list[str], after: tuple[str, ...] = (),
+                  extra: Obj | None = None) -> Release:
     """Kueue with the given integrations, after the releases whose CRDs those integrations watch. TAS needs no gate:
     TopologyAwareScheduling is Beta and on by default from 0.14 (pkg/features/kube_features.go)."""
     return Release("kueue", charts.KUEUE, NAMESPACE, {
         "enablePrometheus": monitoring,
         "controllerManager": {"manager": {"image": manager_image()}},
-        "managerConfig": {"controllerManagerConfigYaml": manager_config(frameworks)}},
+        "managerConfig": {"controllerManagerConfigYaml": manager_config(frameworks, extra)}},
         after=(*(("kube-prometheus-stack",) if monitoring else ()), *after))
 
 
@@ -118,17 +120,26 @@ def covered_resources(cluster: Cluster) -> list[str]:
     return ["cpu", "memory", GPU, *extra]
 
 
-def _flavor_quota(pool: Pool, gpus: int, team: KueueTeam, covered: list[str]) -> Obj:
-    """The team's quota in one pool: GPUs as given; CPU, memory and fabric devices of the nodes those GPUs fill."""
+def quota_amounts(pool: Pool, gpus: int) -> dict[str, int]:
+    """GPUs as given; CPU, memory (GiB) and fabric devices of the nodes those GPUs fill."""
     nodes = gpus / pool.machine.gpus
-    amounts = {"cpu": str(int(nodes * pool.machine.vcpus)), "memory": f"{int(nodes * pool.machine.memory_gib)}Gi",
-               GPU: str(gpus)}
+    amounts = {"cpu": int(nodes * pool.machine.vcpus), "memory": int(nodes * pool.machine.memory_gib), GPU: gpus}
     if pool.fabric in FABRIC_RESOURCES:
         resource, per_node = FABRIC_RESOURCES[pool.fabric]
-        amounts[resource] = str(int(nodes * per_node(pool)))
+        amounts[resource] = int(nodes * per_node(pool))
+    return amounts
+
+
+def quantity(resource: str, amount: int) -> str:
+    return f"{amount}Gi" if resource == "memory" else str(amount)
+
+
+def _flavor_quota(pool: Pool, gpus: int, team: KueueTeam, covered: list[str]) -> Obj:
+    """The team's quota in one pool (``quota_amounts``), each covered resource named."""
+    amounts = quota_amounts(pool, gpus)
     resources = []
     for name in covered:
-        entry: Obj = {"name": name, "nominalQuota": amounts.get(name, "0")}
+        entry: Obj = {"name": name, "nominalQuota": quantity(name, amounts.get(name, 0))}
         if name == GPU and team.borrowing_limit_gpus is not None:
             entry["borrowingLimit"] = str(team.borrowing_limit_gpus)
         resources.append(entry)

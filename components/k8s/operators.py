@@ -41,7 +41,10 @@ TRAINER_API = "trainer.kubeflow.org/v1alpha1"
 
 
 def installed(cluster: Cluster) -> list[Operator]:
-    return [OPERATORS[name] for name in cluster.spec.addons.operators] if cluster.pools else []
+    """A cluster without GPU pools runs no jobs, unless it is the fleet's MultiKueue manager: users submit every kind
+    there, and each operator skips the objects Kueue marks managedBy MultiKueue (docs/fleet-queue.md)."""
+    runs = cluster.pools or cluster.spec.is_manager
+    return [OPERATORS[name] for name in cluster.spec.addons.operators] if runs else []
 
 
 def frameworks(cluster: Cluster) -> list[str]:

@@ -7,6 +7,7 @@ from components.fleet import Cluster
 from components.k8s import (
     chaos,
     checkpoints,
+    fleetqueue,
     healthgate,
     interconnect,
     kueue,
@@ -34,7 +35,12 @@ def render(cluster: Cluster, inputs: AddonInputs) -> Rendered:
     out.extend(interconnect.gpu_networks(list(inputs.gpu_nics)))
     jobs = operators.operators(cluster)
     out.extend(jobs)
-    out.extend(kueue.kueue(cluster, monitoring, operators.frameworks(cluster), tuple(r.name for r in jobs.releases)))
+    after = tuple(r.name for r in jobs.releases)
+    if cluster.spec.is_manager:
+        out.extend(fleetqueue.manager(cluster, monitoring, operators.frameworks(cluster), after, list(inputs.workers)))
+    else:
+        out.extend(kueue.kueue(cluster, monitoring, operators.frameworks(cluster), after))
+        out.extend(fleetqueue.worker(operators.frameworks(cluster), inputs.manager))
     lustre = inputs.lustre is not None
     tools = (lustre and monitoring) or sync.wanted(cluster, lustre, inputs.checkpoints)  # the probe or the sync
     if tools:

@@ -15,7 +15,7 @@ from components.errors import SpecError
 from components.fleet import Fleet
 from gpufleet.checks.analyzer import fleet_config
 from gpufleet.engine.capture import Graph, run_program
-from stacks.config import capacity_plan, display, load_stack, stack_file
+from stacks.config import PEERS_DIR, capacity_plan, check_peers, display, load_stack, stack_file
 
 SCHEMA = "gpufleet.preview/v1"
 
@@ -90,8 +90,13 @@ def preview_stack(stack: str, stacks_dir: Path) -> Preview:
     try:
         config, fleet = load_stack(path)
         plan = capacity_plan(config, display(path))
+        check_peers(stack, fleet, display(path), stacks_dir)
     except SpecError as err:
         return Preview(stack=stack, errors=[p.render(err.source) for p in err.problems])
-    return Preview(stack=stack, graph=run_program(stack, config), fleet=fleet, source=display(path),
-                   capacity_plan=plan)
+    peers = PEERS_DIR.set(stacks_dir)  # the program reads the stacks its MultiKueue clusters name from there too
+    try:
+        graph = run_program(stack, config)
+    finally:
+        PEERS_DIR.reset(peers)
+    return Preview(stack=stack, graph=graph, fleet=fleet, source=display(path), capacity_plan=plan)
 

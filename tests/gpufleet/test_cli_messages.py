@@ -30,7 +30,7 @@ def test_a_misspelt_stack_gets_a_did_you_mean(command: list[str]) -> None:
     out = CliRunner().invoke(app, command)
     assert out.exit_code == 2
     said = " ".join(out.stderr.split())
-    assert "Did you mean 'aws-train'?" in said and "Stacks: aws-train, azure-train, dev, gcp-train" in said
+    assert "Did you mean 'aws-train'?" in said and "Stacks: aws-train, azure-train, dev, fleet, gcp-train" in said
 
 
 def test_summary_tables_name_their_stack() -> None:

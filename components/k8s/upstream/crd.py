@@ -25,12 +25,18 @@ def _type_ok(value: Any, node: dict[str, Any]) -> bool:
     return isinstance(value, _TYPES[wanted])
 
 
+def _python_pattern(pattern: str) -> str:
+    """A CRD pattern (Go RE2) for Python's re, which wants global flags such as RE2's ``^(?i)...`` first."""
+    found = re.match(r"^\^(\(\?[a-zA-Z]+\))", pattern)
+    return found[1] + "^" + pattern[found.end():] if found else pattern
+
+
 def _bounds(value: Any, node: dict[str, Any], where: str) -> list[str]:
     out = []
     if "enum" in node and value not in node["enum"]:
         out.append(f"{where}: {value!r} is not one of {node['enum']}")
     if isinstance(value, str):
-        if "pattern" in node and not re.search(node["pattern"], value):
+        if "pattern" in node and not re.search(_python_pattern(node["pattern"]), value):
             out.append(f"{where}: {value!r} does not match {node['pattern']}")
         if len(value) > node.get("maxLength", len(value)) or len(value) < node.get("minLength", 0):
             out.append(f"{where}: length {len(value)} outside [{node.get('minLength', 0)}, {node.get('maxLength')}]")

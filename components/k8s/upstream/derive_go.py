@@ -26,3 +26,20 @@ def gate_at(history: list[dict[str, Any]], release: str) -> dict[str, Any]:
     def key(v: str) -> tuple[int, ...]:
         return tuple(int(x) for x in v.lstrip("v").split(".")[:2])
     return max((h for h in history if key(h["version"]) <= key(release)), key=lambda h: key(h["version"]))
+
+
+# controller-runtime client calls a MultiKueue adapter makes on the worker, as RBAC verbs
+_REMOTE_CALL = re.compile(r"\bremoteClient\.(Get|Create|Delete|Update|Patch|List)\(")
+_WATCHER = re.compile(r"\bjobframework\.MultiKueueWatcher\b")
+
+
+def remote_verbs(text: str, frameworks: list[str]) -> dict[str, Any]:
+    """``{frameworks, verbs}`` of one MultiKueue adapter (pkg/controller/jobs/*/..._multikueue_adapter.go): the
+    calls it makes through the worker's client (``remoteClient.Get`` -> get, ...), plus list and watch when it is a
+    ``jobframework.MultiKueueWatcher`` (the manager watches that kind on every worker)."""
+    verbs = {call.lower() for call in _REMOTE_CALL.findall(text)}
+    if _WATCHER.search(text):
+        verbs |= {"list", "watch"}
+    if not verbs:
+        raise KeyError(f"{', '.join(frameworks)}: no remoteClient call in the adapter source")
+    return {"frameworks": list(frameworks), "verbs": sorted(verbs)}

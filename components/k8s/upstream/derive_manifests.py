@@ -153,3 +153,22 @@ def mpirun_env(text: str) -> dict[str, str]:
                     if "${" not in value:
                         out[name] = value.strip('"')
     return out
+
+
+_HEREDOC = re.compile(r"<<\s*'?(\w+)'?\n(.*?)\n\1\n", re.S)
+
+
+def cluster_roles(text: str) -> dict[str, list[dict[str, Any]]]:
+    """``{name: rules}`` of every ClusterRole in a manifest, or in the YAML heredocs a shell script pipes to
+    ``kubectl apply -f -`` (shell variables in names are kept as written, e.g. ``${MULTIKUEUE_SA}-role``)."""
+    bodies = [m[2] for m in _HEREDOC.finditer(text)] if text.startswith("#!") else [text]
+    out: dict[str, list[dict[str, Any]]] = {}
+    for body in bodies:
+        for document in yaml.safe_load_all(body):
+            if isinstance(document, dict) and document.get("kind") == "ClusterRole":
+                out[document["metadata"]["name"]] = [
+                    {key: sorted(rule[key]) for key in ("apiGroups", "resources", "verbs") if key in rule}
+                    for rule in document.get("rules") or []]
+    if not out:
+        raise KeyError("no ClusterRole in the file")
+    return out

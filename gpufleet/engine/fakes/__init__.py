@@ -5,6 +5,7 @@ and physical_id (a realistic id, or None for the generic one). Values are realis
 derived deterministically from resource names, so a preview is stable run to run.
 """
 
-from gpufleet.engine.fakes import aws, azure, gcp, randomness
+from gpufleet.engine.fakes import aws, azure, gcp, randomness, stackrefs
 
-CLOUDS = (aws, azure, gcp, randomness)  # randomness: pulumi-random, which every cloud's in-cluster layer uses
+# randomness: pulumi-random, which every cloud's in-cluster layer uses; stackrefs: the exports of other stacks
+CLOUDS = (aws, azure, gcp, randomness, stackrefs)

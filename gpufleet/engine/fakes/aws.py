@@ -36,6 +36,8 @@ def _eks_cluster(a: MockResourceArgs, rid: str) -> dict[str, Any]:
 OUTPUTS: dict[str, Outputs] = {
     "aws:eks/cluster:Cluster": _eks_cluster,
     "aws:iam/role:Role": lambda a, rid: {"arn": f"arn:aws:iam::{ACCOUNT}:role/{rid}", "name": rid},
+    "aws:iam/openIdConnectProvider:OpenIdConnectProvider": lambda a, rid: {  # IAM names it by the issuer's host+path
+        "arn": f"arn:aws:iam::{ACCOUNT}:oidc-provider/{str(a.inputs.get('url', rid)).removeprefix('https://')}"},
     "aws:kms/key:Key": lambda a, rid: {"arn": _arn("kms", f"key/{rid}", a.inputs), "keyId": rid},
     "aws:s3/bucket:Bucket": lambda a, rid: {"bucket": rid, "arn": f"arn:aws:s3:::{rid}"},
     "aws:ec2/launchTemplate:LaunchTemplate": lambda a, rid: {

@@ -28,6 +28,11 @@ def clusters(stack: str) -> tuple[Cluster, ...]:
     return resolve(example_fleet(stack)).clusters
 
 
+# stacks whose clusters queue work on their own GPU pools (not the fleet's MultiKueue manager: tests/components/k8s/
+# test_fleetqueue.py)
+POOL_STACKS = [s for s in STACKS if not any(c.spec.is_manager for c in clusters(s))]
+
+
 def kubernetes_objects(graph: Graph) -> list[Resource]:
     """Every Kubernetes object the graph registers (not Helm releases or manifest files, not providers)."""
     return [r for r in graph.resources if r.type.startswith("kubernetes:") and r.type not in NOT_OBJECTS]

@@ -9,7 +9,7 @@ import pytest
 from components.errors import SpecError
 from components.validate import resolve
 from gpufleet.engine.capture import Graph
-from tests.components.k8s.conftest import STACKS, clusters
+from tests.components.k8s.conftest import POOL_STACKS, STACKS, clusters
 from tests.conftest import example_fleet, of_type
 
 # Kueue Topology levels, outermost first, typed in from each cloud's documentation (not read from the code):
@@ -32,7 +32,7 @@ def gpu_quotas(queue: dict) -> dict[str, int]:
             for f in group["flavors"]}
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", POOL_STACKS)
 def test_cluster_queue_quotas_equal_the_team_quotas(graphs: dict[str, Graph], stack: str) -> None:
     [cluster] = clusters(stack)
     pools = {p.name: p for p in cluster.pools}
@@ -73,7 +73,7 @@ def test_borrowing_limit_and_preemption(graphs: dict[str, Graph]) -> None:
     assert research["spec"]["namespaceSelector"] == {"matchLabels": {"kubernetes.io/metadata.name": "research"}}
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", POOL_STACKS)
 def test_flavors_follow_the_pools(graphs: dict[str, Graph], stack: str) -> None:
     [cluster] = clusters(stack)
     flavors = {r.inputs["metadata"]["name"]: r.inputs["spec"] for r in of_type(graphs[stack], ":ResourceFlavor")}

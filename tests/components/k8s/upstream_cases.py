@@ -8,15 +8,20 @@ import copy
 from functools import cache
 from typing import Any
 
+from components import multikueue
 from components.catalog import machine_types
 from components.errors import SpecError
 from components.fleet import Cluster
+from components.fleetlinks import access_output
+from components.k8s.fleetqueue import WorkerLink
 from components.k8s.inputs import AddonInputs
 from components.k8s.interconnect import GpuNic, gpu_nic_names
 from components.k8s.model import Rendered
 from components.k8s.render import render
 from components.k8s.storage import LustreVolume
 from components.validate import resolve
+from gpufleet.engine.fakes import stackrefs
+from stacks.config import load_stack_file, stack_file
 from tests.components.k8s.conftest import STACKS
 from tests.conftest import example_fleet
 from tests.readme_fleets import NAMES as README_FLEETS
@@ -68,7 +73,16 @@ def inputs(cluster: Cluster) -> AddonInputs:
     nics = tuple(GpuNic(name, f"{name}-vpc", f"{name}-subnet", mode)
                  for pool in cluster.pools for name, mode in gpu_nic_names(cluster, pool))
     lustre = LustreVolume("handle", {"k": "v"}, 1024) if cluster.spec.storage.lustre else None
-    return AddonInputs(kubeconfig="{}", lustre=lustre, gpu_nics=nics)
+    return AddonInputs(kubeconfig="{}", lustre=lustre, gpu_nics=nics, workers=worker_links(cluster))
+
+
+def worker_links(cluster: Cluster) -> tuple[WorkerLink, ...]:
+    """A MultiKueue manager's workers from the example stacks, with the FAKE exports the offline preview gives."""
+    if not cluster.spec.is_manager:
+        return ()
+    peers = {s: load_stack_file(stack_file(s)) for s in multikueue.peer_stacks_of(cluster.spec)}
+    return tuple(WorkerLink(w, stackrefs.outputs_of(peers[w.ref.stack])[access_output(w.ref.cluster)])
+                 for w in multikueue.resolve_workers(cluster.spec, peers))
 
 
 @cache
