@@ -30,7 +30,8 @@ def commented_seq(items: list[Any]) -> CommentedSeq:
 
 
 def new_stack(docs: list[StackDoc], cloud: str, region: str, gpus: list[str], month: str) -> StackDoc | None:
-    same = [d for d in docs if d.fleet.cloud.value == cloud and not d.draft]
+    same = [d for d in docs if d.fleet.cloud.value == cloud and not d.draft
+            and not any(c.spec.is_manager for c in d.fleet.clusters)]  # a fleet queue manager has no GPUs
     if not same:
         return None
     source = max(same, key=lambda d: (_shared_prefix(d.fleet.clusters[0].spec.region, region), -docs.index(d)))
@@ -48,6 +49,7 @@ def new_stack(docs: list[StackDoc], cloud: str, region: str, gpus: list[str], mo
     if "addons" in cluster and "kueue_teams" in cluster["addons"]:
         del cluster["addons"]["kueue_teams"]
     cluster.pop("network_profiles", None)
+    cluster.pop("multikueue", None)  # a fleet queue manager lists its workers itself (docs/fleet-queue.md)
     path = source.path.parent / f"Pulumi.{cloud}-{region}.yaml"
     text = HEADER.format(month=month, source=source.name, gpus=", ".join(gpus), cloud=cloud, region=region)
     return StackDoc(path, "", doc, resolve(plain(fleet), str(path)), draft=True, header=text)

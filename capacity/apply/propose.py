@@ -29,17 +29,21 @@ from capacity.apply.edits import (
     record_plan_cost,
     set_nodes,
 )
+from capacity.apply.fleetqueue import fleet_queues
 from capacity.apply.kueue import cover_quotas, kueue_quotas
 from capacity.apply.need import EPS, Key, Need, month_cost, month_needs
 from capacity.apply.stackdoc import StackDoc
+from capacity.prices.table import Prices
 from capacity.schema import CommitmentLine, HeldRow, PlanLine
 from components.spec import PENDING_ID, CapacityType
 
 
 def propose(lines: Sequence[PlanLine], commitments: Sequence[CommitmentLine], month: str, docs: list[StackDoc],
-            allow_shrink: bool = False, teams: set[str] | None = None, held: Sequence[HeldRow] = ()) -> Proposal:
+            allow_shrink: bool = False, teams: set[str] | None = None, held: Sequence[HeldRow] = (),
+            prices: Prices | None = None) -> Proposal:
     """``teams``: every team the plan knows (its lines' and shortfall's); default: the teams of its lines.
-    ``held``: the capacity the plan was given as already held (held.csv)."""
+    ``held``: the capacity the plan was given as already held (held.csv). ``prices``: the rates that order a fleet
+    queue's workers within a tier (default: the offers snapshot)."""
     needs = month_needs(lines, commitments, month, held)
     proposal = Proposal(month, docs)
     known = teams if teams is not None else {line.team for line in lines}
@@ -66,9 +70,15 @@ def propose(lines: Sequence[PlanLine], commitments: Sequence[CommitmentLine], mo
     for doc in docs:
         record_plan_cost(proposal, doc, spent[id(doc)])
         for ci, _ in enumerate(doc.fleet_map()["clusters"]):
-            kueue_quotas(proposal, doc, ci, placed.get((id(doc), ci), {}), allow_shrink, known)
-            cover_quotas(proposal, doc, ci)
+            if not _is_manager(doc, ci):  # a fleet queue manager's quotas follow its workers' (below)
+                kueue_quotas(proposal, doc, ci, placed.get((id(doc), ci), {}), allow_shrink, known)
+                cover_quotas(proposal, doc, ci)
+    fleet_queues(proposal, lines, prices or Prices.load())
     return proposal
+
+
+def _is_manager(doc: StackDoc, ci: int) -> bool:
+    return ci < len(doc.fleet.clusters) and doc.fleet.clusters[ci].spec.is_manager
 
 
 # --- where things are ----------------------------------------------------------------------------------
@@ -77,7 +87,8 @@ def _hosts(docs: list[StackDoc]) -> dict[tuple[str, str], list[tuple[StackDoc, i
     out: dict[tuple[str, str], list[tuple[StackDoc, int]]] = defaultdict(list)
     for doc in docs:
         for ci, cluster in enumerate(doc.fleet.clusters):
-            out[(doc.fleet.cloud.value, cluster.spec.region)].append((doc, ci))
+            if not cluster.spec.is_manager:  # it runs no GPU work: its workers do
+                out[(doc.fleet.cloud.value, cluster.spec.region)].append((doc, ci))
     return out
 
 

@@ -14,18 +14,22 @@ from components.fleet import Cluster, Fleet
 from components.k8s.kueue import gpu_shares
 
 
-def _pool_price(cluster: Cluster, pool_name: str, prices: Prices) -> float:
+def _pool_price(cluster: Cluster, pool_name: str, prices: Prices, strict: bool = True) -> float | None:
+    """The pool's rate per GPU-hour; unknown: an error when ``strict`` (a simulated cost needs every rate), else
+    None (capacity.dispatch ranks an unknown rate last, never as free)."""
     pool = next(p for p in cluster.pools if p.name == pool_name)
     offer = prices.price(cluster.cloud.value, cluster.spec.region, pool.machine.name, pool.capacity.value)
-    if offer is None:  # unknown is never zero: a simulated cost needs every rate
+    if offer is None and not strict:
+        return None
+    if offer is None:
         raise ValueError(f"{cluster.name}/{pool.name}: no price for {pool.machine.name} ({pool.capacity.value}) in "
                          f"{cluster.spec.region}; add it to capacity/data/offers.csv (`gpufleet capacity prices`)")
     return offer.usd_per_node_hour / pool.machine.gpus
 
 
-def worker(name: str, cluster: Cluster, prices: Prices) -> Worker:
+def worker(name: str, cluster: Cluster, prices: Prices, strict: bool = True) -> Worker:
     pools = tuple(Pool(p.name, p.machine.gpu, TIER_OF_CAPACITY[p.capacity], p.max_gpus,
-                       _pool_price(cluster, p.name, prices)) for p in cluster.pools)
+                       _pool_price(cluster, p.name, prices, strict)) for p in cluster.pools)
     shares = gpu_shares(cluster)
     quotas: dict[tuple[str, str], int] = {}
     for team in cluster.spec.addons.kueue_teams:

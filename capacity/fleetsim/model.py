@@ -28,7 +28,7 @@ class Pool:
     gpu: str
     tier: Tier
     gpus: int
-    usd_per_gpu_hour: float
+    usd_per_gpu_hour: float | None  # None only outside the simulator (capacity apply's ranking: unknown last)
 
 
 @dataclass(frozen=True)
