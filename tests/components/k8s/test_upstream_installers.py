@@ -275,7 +275,7 @@ def pod_tolerations(out: Any) -> list[list[dict[str, Any]]]:
 def every_pool_has_every_effect(case: str) -> bool:
     """Cases whose every pool carries TAINTS (one taint of each effect): every toleration list must cover all."""
     cluster, _ = RENDERED[case]
-    return all({t.effect for t in p.spec.taints} == set(EFFECTS) for p in cluster.pools)
+    return bool(cluster.pools) and all({t.effect for t in p.spec.taints} == set(EFFECTS) for p in cluster.pools)
 
 
 @pytest.mark.parametrize("case", sorted(c for c in RENDERED if every_pool_has_every_effect(c)))
