@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from gpufleet.engine.capture import Graph, Resource
-from tests.components.k8s.conftest import STACKS
+from tests.components.k8s.conftest import POOL_STACKS, STACKS
 from tests.conftest import of_type
 
 POOL = "gpufleet.io/pool"
@@ -42,7 +42,7 @@ def _health_checks(graph: Graph) -> dict[str, Resource]:
             for r in graph.resources if r.type.endswith(":NodeHealthCheck")}
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", POOL_STACKS)  # GPU pools: the fleet queue's manager has none
 def test_not_ready_has_one_owner_and_gpu_faults_are_only_the_clusters(graphs: dict[str, Graph], stack: str) -> None:
     checks = _health_checks(graphs[stack])
     cloud = _cloud_repairs(graphs[stack])
