@@ -22,9 +22,9 @@ AZURE = "the pinned Azure snapshot (anycloud-sh/catalog azure/vms.csv, committed
 REASONS: dict[tuple[str, str], str] = {
     ("aws", "spot"): AWS_SPOT_3Y + " has no spot price below on-demand for this machine type in this region; "
                      + LIVE.format(cloud="aws"),
-    ("aws", "capacity_block"): "the rows typed before were the Capacity Blocks price table in force until "
-                               "2025-01-01 and were removed; no dated copy of the current table could be read; "
-                               + LIVE.format(cloud="aws"),
+    ("aws", "capacity_block"): "the pinned Capacity Blocks table (koyakimu/ec2-capacity-blocks-for-ml-pricing-json "
+                               "data/pricing.json, scraped 2026-07-22 from the AWS pricing page) has no rate for this "
+                               "machine type in this region; " + LIVE.format(cloud="aws"),
     ("aws", "commit_3y"): AWS_SPOT_3Y + " has no 3-year Standard Reserved Instance, No Upfront rate for this "
                           "machine type in this region; " + LIVE.format(cloud="aws") + " (Savings Plans)",
     ("azure", "spot"): AZURE + " gives this size no spot price below pay-as-you-go in this region; "

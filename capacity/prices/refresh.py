@@ -6,7 +6,9 @@ Where each row comes from, said in its ``source``:
 - AWS: the digest capacity/data/prices/aws_instances.csv (capacity/prices/digest_aws.py, a pinned, dated public
   file): ``on_demand`` and ``commit_1y`` (a 1-year Standard Reserved Instance, No Upfront); and the digest
   capacity/data/prices/aws_spot_3y.csv (digest_aws_spot.py, an older file of the same repository): ``spot`` and
-  ``commit_3y`` (a 3-year Standard Reserved Instance, No Upfront);
+  ``commit_3y`` (a 3-year Standard Reserved Instance, No Upfront); and the digest
+  capacity/data/prices/aws_capacity_blocks.csv (digest_aws_blocks.py, a dated scrape of the Capacity Blocks
+  pricing page): ``capacity_block``;
 - GCP: the digest capacity/data/prices/gcp_machines.csv (capacity/prices/digest_gcp.py): ``on_demand``, ``spot``,
   ``commit_1y`` / ``commit_3y``; and the few facts typed into capacity/data/prices/typed.json for machine types
   the digest lacks;
@@ -32,7 +34,7 @@ from typing import Any
 
 from capacity.csvio import write_models
 from capacity.inputs import DEFAULT_OFFERS
-from capacity.prices import DERIVED, digest_aws, digest_aws_spot, digest_azure, offer, sort_rows
+from capacity.prices import DERIVED, digest_aws, digest_aws_blocks, digest_aws_spot, digest_azure, offer, sort_rows
 from capacity.prices.digest_gcp import PIN as GCP_PIN
 from capacity.schema import OfferRow, Option
 from components import catalog
@@ -93,6 +95,18 @@ def aws_rows(rule: str) -> list[OfferRow]:
         if line["reserved_3y_no_upfront"]:
             rows.append(offer(m, region, Option.COMMIT_3Y, float(line["reserved_3y_no_upfront"]),
                               f"{later}: 3-year Standard Reserved Instance, No Upfront", as_of))
+    return rows + aws_block_rows()
+
+
+def aws_block_rows() -> list[OfferRow]:
+    rows = []
+    for line in _digest("aws_capacity_blocks.csv"):
+        cite = _cite(digest_aws_blocks, f"a scrape of https://aws.amazon.com/ec2/capacityblocks/pricing/ taken "
+                                        f"{line['scraped']}; digest capacity/data/prices/aws_capacity_blocks.csv")
+        rows.append(offer(_machine(Cloud.AWS, line["machine_type"]), line["region"], Option.CAPACITY_BLOCK,
+                          float(line["usd_per_instance_hour"]),
+                          f"{cite}: effective instance hourly rate (the reservation fee; not the OS fee)",
+                          line["scraped"]))
     return rows
 
 

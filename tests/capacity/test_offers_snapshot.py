@@ -34,12 +34,20 @@ def test_no_row_is_an_invented_ratio() -> None:
         assert from_digest == (o.cloud is Cloud.GCP and not o.source.startswith("typed from")), o
 
 
-def test_a_capacity_block_without_a_sourced_row_is_priced_at_an_upper_bound_that_says_so() -> None:
-    # the two capacity-block rows were the table in force until 2025-01-01 and are gone; the p5.48xlarge pool of
-    # aws-train is priced at the on-demand rate (tsaol/aws-gpu digest: $55.04 in us-east-1), labelled as a bound
+def test_a_capacity_block_is_priced_from_the_dated_table_where_it_lists_one() -> None:
+    # the Capacity Blocks table scraped 2026-07-22 (capacity/data/prices/aws_capacity_blocks.csv): p5.48xlarge in
+    # us-east-1 at $41.528 an instance-hour, 5.6% above the $39.33 of the table in force until 2025-01-01
     offer = cost.Prices.load().price("aws", "us-east-1", "p5.48xlarge", "capacity_block")
-    assert offer is not None and offer.usd_per_node_hour == pytest.approx(55.04)
-    assert offer.source.startswith("no capacity_block offer: on-demand rate, an upper bound")
+    assert offer is not None and offer.usd_per_node_hour == pytest.approx(41.528)
+    assert "ec2-capacity-blocks-for-ml-pricing-json/blob/" in offer.source and "2026-07-22" in offer.source
+
+
+def test_a_capacity_block_in_a_region_the_table_does_not_list_names_the_region_it_is_priced_from() -> None:
+    # the table lists no p5.48xlarge block in ca-central-1: the price table takes the first region that has one
+    # (ap-northeast-1, $37.76) and its source says so, rather than leaving the pool unpriced
+    offer = cost.Prices.load().price("aws", "ca-central-1", "p5.48xlarge", "capacity_block")
+    assert offer is not None and offer.usd_per_node_hour == pytest.approx(37.76)
+    assert offer.source.endswith("(ap-northeast-1, capacity_block, 2026-07-22)")
 
 
 def test_an_offer_the_catalogue_does_not_offer_is_refused_or_dropped_with_the_flag(tmp_path: Path) -> None:
