@@ -83,15 +83,18 @@ def verdicts(diffs: Sequence[StackDiff], enabled: bool,
 
         user = load_config(user_config) if user_config else None
         judged = [d for d in diffs if not (d.failed or d.partial)]
+        head_side = [(d.stack, d.head, d.policy_config) for d in judged]
+        base_side = [(d.stack, d.base, d.base_policy_config) for d in judged if d.base]
 
-        def side(head: bool) -> dict[str, Any]:
+        def judge(side: list[tuple[str, Any, Any]]) -> dict[str, Any]:
+            if not side:
+                return {}
             with PolicyPack() as pack:
-                return {d.stack: analyze(_graph(d.stack, d.head), merge_config(d.policy_config, user), pack)
-                        if head else analyze(_graph(d.stack, d.base), merge_config(d.base_policy_config, user), pack)
-                        for d in judged if head or d.base}
+                return {stack: analyze(_graph(stack, resources), merge_config(config, user), pack)
+                        for stack, resources, config in side}
 
         with ThreadPoolExecutor(2) as pool:
-            heads, bases = pool.map(side, (True, False))
+            heads, bases = pool.map(judge, (head_side, base_side))
         return {d.stack: (heads[d.stack], bases.get(d.stack, []), _note(d)) if d.stack in heads
                 else (None, None, _note(d)) for d in diffs}
     except Exception as err:  # the pack is optional here: report why it is missing, never fail the comment
