@@ -43,9 +43,10 @@ def _taint(t: Any) -> Taint:
     return Taint(t["key"], str(t.get("value") or ""), EFFECTS.get(t["effect"], t["effect"]))
 
 
-def _pool_inputs(graph: Graph, cluster: Cluster, pool: Pool) -> tuple[dict[str, str], list[Taint], dict[str, Any]]:
+def _pool_inputs(by_key: dict[str, Any], cluster: Cluster,
+                 pool: Pool) -> tuple[dict[str, str], list[Taint], dict[str, Any]]:
     rtype, suffix = POOL_RESOURCE[cluster.cloud]
-    resource = graph.by_key().get(f"{rtype}::{cluster.name}-{pool.name}{suffix}")
+    resource = by_key.get(f"{rtype}::{cluster.name}-{pool.name}{suffix}")
     if resource is None:
         raise NodeModelError(f"{cluster.name}/{pool.name}: no {rtype} named {cluster.name}-{pool.name}{suffix}")
     i = resource.inputs
@@ -57,9 +58,10 @@ def _pool_inputs(graph: Graph, cluster: Cluster, pool: Pool) -> tuple[dict[str, 
     return dict(i.get("labels") or {}), [_taint(t) for t in i.get("taints") or []], i
 
 
-def pool_nodes(graph: Graph, cluster: Cluster, pool: Pool) -> list[Node]:
-    """The pool's node (one per AKS Ubuntu image it may run)."""
-    labels, taints, inputs = _pool_inputs(graph, cluster, pool)
+def pool_nodes(graph: Graph, cluster: Cluster, pool: Pool, by_key: dict[str, Any] | None = None) -> list[Node]:
+    """The pool's node (one per AKS Ubuntu image it may run). ``by_key``: the graph's index, when the caller
+    already built it (it is rebuilt from every resource of the graph on each call)."""
+    labels, taints, inputs = _pool_inputs(graph.by_key() if by_key is None else by_key, cluster, pool)
     name = f"{cluster.name}-{pool.name}-0"
     base = {"kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "kubernetes.io/hostname": name,
             "node.kubernetes.io/instance-type": pool.machine.name, **labels}
@@ -70,7 +72,8 @@ def pool_nodes(graph: Graph, cluster: Cluster, pool: Pool) -> list[Node]:
 
 
 def gpu_nodes(graph: Graph, cluster: Cluster) -> list[Node]:
-    return [node for pool in cluster.pools for node in pool_nodes(graph, cluster, pool)]
+    by_key = graph.by_key()
+    return [node for pool in cluster.pools for node in pool_nodes(graph, cluster, pool, by_key)]
 
 
 def operator_labels(node: Node, labels: dict[str, str]) -> Node:
