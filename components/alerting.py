@@ -4,10 +4,9 @@ error names its config path, never its value."""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterator
 
-from components.errors import SpecProblem
+from components.errors import SpecProblem, duplicates
 from components.spec import ClusterSpec, ReceiverSpec, SecretRef
 
 KINDS = ("pagerduty", "slack", "webhook")
@@ -28,9 +27,7 @@ def secret_ref(receiver: ReceiverSpec) -> SecretRef:
 def check(c: ClusterSpec, path: str) -> Iterator[SpecProblem]:
     where = f"{path}.addons.alerting.receivers"
     receivers = c.addons.alerting.receivers
-    for name, count in Counter(r.name for r in receivers).items():
-        if count > 1:
-            yield SpecProblem(where, f"receiver name {name!r} is used {count} times.", "Give each a unique name.")
+    yield from duplicates(where, "receiver", (r.name for r in receivers))
     for i, r in enumerate(receivers):
         given = [k for k in KINDS if getattr(r, k) is not None]
         if len(given) != 1:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 
@@ -68,3 +69,10 @@ class SpecError(Exception):
 
     def __str__(self) -> str:
         return self.render()
+
+
+def duplicates(path: str, kind: str, names: Iterable[str]) -> Iterator[SpecProblem]:
+    """A problem per name given more than once (``kind`` names what they are: "node pool", "receiver")."""
+    for name, count in Counter(names).items():
+        if count > 1:
+            yield SpecProblem(path, f"{kind} name {name!r} is used {count} times.", "Give each a unique name.")

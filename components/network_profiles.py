@@ -5,10 +5,9 @@ Kept out of ``components.validate`` so the rehearsal feature stays one small, se
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterator
 
-from components.errors import SpecProblem, unknown_name
+from components.errors import SpecProblem, duplicates, unknown_name
 from components.spec import ClusterSpec, NetworkProfileSpec
 
 # Namespaces a rehearsal must never shape: the cluster's own machinery and where production usually runs.
@@ -27,11 +26,7 @@ def shaper_bytes(bandwidth_mbps: float) -> tuple[int, int]:
 
 def check(c: ClusterSpec, path: str) -> Iterator[SpecProblem]:
     """Every problem in the cluster's network profiles, with config paths under ``path``."""
-    names = Counter(p.name for p in c.network_profiles)
-    for name, count in names.items():
-        if count > 1:
-            yield SpecProblem(f"{path}.network_profiles", f"network profile name {name!r} is used {count} times.",
-                              "Give each a unique name.")
+    yield from duplicates(f"{path}.network_profiles", "network profile", (p.name for p in c.network_profiles))
     pools = sorted(p.name for p in c.node_pools)
     for i, profile in enumerate(c.network_profiles):
         yield from _check_profile(profile, pools, f"{path}.network_profiles[{i}]")

@@ -17,7 +17,7 @@ from components import alerting, catalog, cron, deploy_path, job_operators, mult
 from components import validate_access as access
 from components.capabilities import CloudCapabilities, capabilities
 from components.catalog import Cloud, Fabric, MachineType
-from components.errors import SpecError, SpecProblem, unknown_name
+from components.errors import SpecError, SpecProblem, duplicates, unknown_name
 from components.fleet import Cluster, Fleet, Pool
 from components.pool_machine import family_notes, pick_machine
 from components.shape_errors import from_pydantic
@@ -75,15 +75,9 @@ def _checks_beside_type_errors(raw: Mapping[str, Any], err: ValidationError) -> 
         yield from _check_cluster(cloud, capabilities(cloud), cluster, f"clusters[{i}]", kept if bad else None)
 
 
-def _duplicates(path: str, kind: str, names: list[str]) -> Problems:
-    for name, count in Counter(names).items():
-        if count > 1:
-            yield SpecProblem(path, f"{kind} name {name!r} is used {count} times.", "Give each a unique name.")
-
-
 def _check_fleet(spec: FleetSpec) -> Problems:
     caps = capabilities(spec.cloud)
-    yield from _duplicates("clusters", "cluster", [c.name for c in spec.clusters])
+    yield from duplicates("clusters", "cluster", [c.name for c in spec.clusters])
     yield from _check_account(spec, caps)
     for i, cluster in enumerate(spec.clusters):
         yield from _check_cluster(spec.cloud, caps, cluster, f"clusters[{i}]")
@@ -166,7 +160,7 @@ def _check_cluster(cloud: Cloud, caps: CloudCapabilities, c: ClusterSpec, path: 
             yield SpecProblem(f"{path}.zones", f"the system pool's {system.name} is not offered in "
                               f"{', '.join(missing)}.", f"Zones of {c.region} that offer it: {', '.join(offered)}.")
     yield from _check_nodes(c.system_pool.nodes, f"{path}.system_pool.nodes")
-    yield from _duplicates(f"{path}.node_pools", "node pool", [p.name for p in c.node_pools])
+    yield from duplicates(f"{path}.node_pools", "node pool", [p.name for p in c.node_pools])
     for j, pool in zip(pool_indexes or range(len(c.node_pools)), c.node_pools, strict=True):
         yield from _check_pool(cloud, caps, c, pool, f"{path}.node_pools[{j}]")
     yield from _check_storage(caps, c, f"{path}.storage")
@@ -306,7 +300,7 @@ def _check_reservation_id(caps: CloudCapabilities, reservation: str, zone: str, 
 
 def _check_storage(caps: CloudCapabilities, c: ClusterSpec, path: str) -> Problems:
     names = [b.name for b in c.storage.buckets]
-    yield from _duplicates(f"{path}.buckets", "bucket", names)
+    yield from duplicates(f"{path}.buckets", "bucket", names)
     lustre = c.storage.lustre
     if lustre is None:
         return
@@ -355,7 +349,7 @@ def _check_efa_lustre_size(caps: CloudCapabilities, tib: float, tier: int, efa_p
 
 def _check_kueue(cloud: Cloud, c: ClusterSpec, path: str) -> Problems:
     teams = c.addons.kueue_teams
-    yield from _duplicates(path, "team", [t.name for t in teams])
+    yield from duplicates(path, "team", [t.name for t in teams])
     supply: dict[str, int] = {}
     every_pool_resolved = True
     for pool in c.node_pools:
