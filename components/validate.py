@@ -350,6 +350,8 @@ def _check_efa_lustre_size(caps: CloudCapabilities, tib: float, tier: int, efa_p
 def _check_kueue(cloud: Cloud, c: ClusterSpec, path: str) -> Problems:
     teams = c.addons.kueue_teams
     yield from duplicates(path, "team", [t.name for t in teams])
+    if c.is_manager:  # its workers hold the GPUs (components/multikueue.py checks them)
+        return
     supply: dict[str, int] = {}
     every_pool_resolved = True
     for pool in c.node_pools:
@@ -360,8 +362,6 @@ def _check_kueue(cloud: Cloud, c: ClusterSpec, path: str) -> Problems:
     asked: Counter[str] = Counter()
     for i, team in enumerate(teams):
         for gpu, count in team.gpus.items():
-            if c.is_manager:  # its workers hold the GPUs (components/multikueue.py checks them)
-                continue
             if gpu not in supply and every_pool_resolved:  # else the pool's own problem says why
                 yield _unknown_team_gpu(f"{path}[{i}].gpus.{gpu}", gpu, sorted(supply))
             asked[gpu] += count
