@@ -50,10 +50,6 @@ def _digest() -> dict[str, Any]:
     return upstream.digest(PIN)
 
 
-def constant(path: str, name: str) -> str:
-    return str(_digest()["constants"][path][name])
-
-
 def subject() -> str:
     """The minter as the manager cluster's OIDC issuer names it in its tokens (what the workers' clouds trust)."""
     return f"system:serviceaccount:{kueue.NAMESPACE}:{MINTER}"
@@ -89,7 +85,7 @@ class ManagerSubject:
 def config_extra() -> Obj:
     """The manager's Configuration sections: the incremental dispatcher, one worker per round, in config order."""
     gates = _digest()["constants"][FEATURES]
-    return {"multiKueue": {"dispatcherName": constant(CONFIG_TYPES, "MultiKueueDispatcherModeIncremental"),
+    return {"multiKueue": {"dispatcherName": kueue.constant(CONFIG_TYPES, "MultiKueueDispatcherModeIncremental"),
                            "incrementalDispatcherConfig": {"stepSize": STEP_SIZE}},
             "featureGates": {gates["MultiKueueIncrementalDispatcherConfig"]: True,
                              gates["MultiKueueIncrementalDispatcherRespectConfigOrder"]: True}}
@@ -137,7 +133,7 @@ def manager_queues(cluster: Cluster, workers: list[multikueue.Worker]) -> list[M
             Manifest(obj(kueue.API, "LocalQueue", team.name, team.name, spec={"clusterQueue": team.name}),
                      after=("kueue",)),
             Manifest(obj(kueue.API, "AdmissionCheck", check, spec={
-                "controllerName": constant(TYPES, "MultiKueueControllerName"),
+                "controllerName": kueue.constant(TYPES, "MultiKueueControllerName"),
                 "parameters": {"apiGroup": config["group"], "kind": config["kind"], "name": team.name}}),
                 after=("kueue",)),
             Manifest(obj(kueue.API, "MultiKueueConfig", team.name, spec={"clusters": [w.name for w in mine]}),
@@ -185,7 +181,7 @@ def minter(links: list[WorkerLink]) -> list[Manifest]:
                   roleRef={"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": MINTER},
                   subjects=[{"kind": "ServiceAccount", "name": MINTER, "namespace": ns}])
     env = {"MINT_WORKERS": "/minter/workers/workers.json", "MINT_NAMESPACE": ns, "MINT_REFRESH_S": str(REFRESH_S),
-           "MINT_SECRET_KEY": constant(TYPES, "MultiKueueConfigSecretKey")}
+           "MINT_SECRET_KEY": kueue.constant(TYPES, "MultiKueueConfigSecretKey")}
     tokens = {"name": "tokens", "projected": {"sources": [
         {"serviceAccountToken": {"audience": _audience(link), "expirationSeconds": PROJECTED_TTL_S,
                                  "path": link.name}} for link in links]}}

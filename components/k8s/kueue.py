@@ -52,6 +52,11 @@ MANAGER_CONFIG = "managerConfig.controllerManagerConfigYaml"  # the chart's whol
 WAIT_FOR_PODS_READY = {"timeout": "30m", "blockAdmission": False}
 
 
+def constant(path: str, name: str) -> str:
+    """A constant of Kueue's Go source at the pin, from its digest (a label, annotation or controller name)."""
+    return str(upstream.digest(charts.KUEUE.pin)["constants"][path][name])
+
+
 def manager_config(frameworks: list[str], extra: Obj | None = None) -> str:
     """The chart's default Configuration (recorded in the pin's digest) with exactly these integrations on (Kueue
     manages the kinds the cluster runs), waitForPodsReady on, and ``extra`` sections (a MultiKueue manager's)."""

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 
 from components.fleet import Cluster, Pool
 from components.k8s import charts, upstream
-from components.k8s.kueue import PRIORITIES
+from components.k8s.kueue import PRIORITIES, constant
 from components.k8s.model import Chart, Manifest, Obj, Release, Rendered, namespace, obj
-from components.k8s.training import container, group_request, kueue_constant, template, topology_request, wiring
+from components.k8s.training import container, group_request, template, topology_request, wiring
 
 _JOBS = "pkg/controller/jobs"
 
@@ -50,7 +50,7 @@ def installed(cluster: Cluster) -> list[Operator]:
 def frameworks(cluster: Cluster) -> list[str]:
     """Kueue's integrations: batch/job and every installed operator's kinds, as Kueue's source names them."""
     files = [BATCH_JOB, *(f for op in installed(cluster) for f in op.integrations)]
-    return [kueue_constant(f, "FrameworkName") for f in files]
+    return [constant(f, "FrameworkName") for f in files]
 
 
 def trainer_constant(name: str) -> str:

@@ -13,10 +13,9 @@ from dataclasses import dataclass
 
 from components.catalog import Fabric
 from components.fleet import Cluster, Pool
-from components.k8s import upstream
 from components.k8s.healthgate import fabric_parts, image
 from components.k8s.interconnect import fabric_limits, nic_annotations
-from components.k8s.kueue import GPU
+from components.k8s.kueue import GPU, constant
 from components.k8s.model import Obj
 from components.k8s.scheduling import TOPOLOGY_LABELS
 from components.k8s.storage import CLAIM
@@ -30,24 +29,20 @@ _KUEUE_CONSTANTS = "pkg/controller/constants/constants.go"
 _TOPOLOGY_TYPES = "apis/kueue/v1beta2/topology_types.go"
 
 
-def kueue_constant(path: str, name: str) -> str:
-    return str(upstream.digest("kueue")["constants"][path][name])
-
-
 def queue_label() -> str:
-    return kueue_constant(_KUEUE_CONSTANTS, "QueueLabel")
+    return constant(_KUEUE_CONSTANTS, "QueueLabel")
 
 
 def topology_request(cluster: Cluster) -> dict[str, str]:
     """Kueue TAS: every pod of the pod set in one domain of the outermost level of the cluster's Topology (one EC2
     network layer-1 node, one GKE block, on AKS one pool), so the gang shares one interconnect domain."""
-    annotation = kueue_constant(_TOPOLOGY_TYPES, "PodSetRequiredTopologyAnnotation")
+    annotation = constant(_TOPOLOGY_TYPES, "PodSetRequiredTopologyAnnotation")
     return {annotation: TOPOLOGY_LABELS[cluster.cloud][0]}
 
 
 def group_request(group: str) -> dict[str, str]:
     """Pod sets of one job that Kueue places in the same topology domain (an MPI launcher and its nodes)."""
-    return {kueue_constant(_TOPOLOGY_TYPES, "PodSetGroupName"): group}
+    return {constant(_TOPOLOGY_TYPES, "PodSetGroupName"): group}
 
 
 @dataclass(frozen=True)
