@@ -42,14 +42,12 @@ def stage_excludes(stack: str, stage: str, cluster: str | None, root: Path = ROO
     path that cannot work is refused here, with its config path, before the engine starts."""
     from components.errors import SpecError
     from gpufleet.deploy.stages import StageError, excluded, project_name
-    from stacks.config import load_stack_file
+    from stacks.config import load_stack_file, stack_file
 
     try:
-        fleet = load_stack_file(root / "stacks" / f"Pulumi.{stack}.yaml")
+        fleet = load_stack_file(stack_file(stack, root / "stacks"))
         return excluded(stack, project_name(root), fleet, stage, cluster)
-    except SpecError as err:
-        raise RealError(str(err)) from None
-    except StageError as err:
+    except (SpecError, StageError) as err:
         raise RealError(str(err)) from None
 
 

@@ -43,7 +43,7 @@ def deploy_plan(stack: Annotated[list[str] | None, typer.Option("--stack", "-s",
     from components.errors import SpecError
     from gpufleet.deploy.automation import ROOT, RealError, stage_excludes
     from gpufleet.deploy.stages import plan
-    from stacks.config import load_stack_file, stack_names
+    from stacks.config import load_stack_file, stack_file, stack_names
 
     names = stack_names(ROOT / "stacks") if all_stacks else (stack or [])
     try:
@@ -53,7 +53,7 @@ def deploy_plan(stack: Annotated[list[str] | None, typer.Option("--stack", "-s",
             typer.echo(" ".join([*flags, "--exclude-dependents"] if flags else []))
             return
         jobs = [j.document() for name in names
-                for j in plan(name, load_stack_file(ROOT / "stacks" / f"Pulumi.{name}.yaml"))]
+                for j in plan(name, load_stack_file(stack_file(name, ROOT / "stacks")))]
     except (SpecError, RealError) as err:
         errors.print(f"[red]gpufleet deploy-plan:[/] {err}")
         raise typer.Exit(1) from None
