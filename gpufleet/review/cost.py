@@ -88,7 +88,6 @@ class StorageCost:
     key: str
     lustre: LustreCost
     hidden: str = ""  # "[unknown]" / "[secret]": its size or tier is not known until apply
-    gpus: int = 0  # storage runs no GPU: an unpriced file system never reads as an unpriced GPU pool (review.gate)
 
     @property
     def cloud(self) -> str:
@@ -242,12 +241,8 @@ def unpriced(costs: Iterable[Cost]) -> list[Cost]:
     return [c for c in costs if not c.priced and not c.hidden]
 
 
-def described(c: Cost) -> str:
-    return c.described
-
-
 def leaves_out(costs: Iterable[Cost]) -> str:
-    return "; ".join(sorted({described(c) for c in unpriced(costs)}))
+    return "; ".join(sorted({c.described for c in unpriced(costs)}))
 
 
 def money(costs: Sequence[Cost]) -> str:

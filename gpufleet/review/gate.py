@@ -53,10 +53,10 @@ def stops(reports: Sequence[StackReport]) -> list[Stop]:
         out += [Stop(r.stack, f"new {v.level} violation of {v.policy}"
                      + (f" on {v.resource.split('::')[-1]}" if v.resource else "") + f": {v.message}", BLOCKED)
                 for v in r.new_verdicts if v.level in MANDATORY]
-        out += [Stop(r.stack, f"cannot price GPU pool {cost.described(c)}: the price table has no price for it "
+        out += [Stop(r.stack, f"cannot price GPU pool {c.described}: the price table has no price for it "
                      "(its cost would read as $0); add a row with its source to capacity/data/offers.csv "
                      "(docs/capacity.md, Prices) or choose a priced machine type, region or option", BLOCKED)
-                for c in cost.unpriced(r.after) if c.gpus > 0]
+                for c in cost.pools(cost.unpriced(r.after)) if c.gpus > 0]
     return out
 
 

@@ -97,7 +97,7 @@ def _cost_json(r: StackReport) -> dict[str, Any]:
             "storage_after": [cost.storage_json(c) for c in cost.storage(r.after)],
             "not_counted": cost.NOT_COUNTED, "buckets_not_counted": cost.buckets([*r.diff.base, *r.diff.head]),
             "unpriced": sorted({c.machine_type for c in cost.pools(cost.unpriced(r.after + r.before))}),
-            "unpriced_pools": sorted({cost.described(c) for c in cost.unpriced(r.after + r.before)}),
+            "unpriced_pools": sorted({c.described for c in cost.unpriced(r.after + r.before)}),
             "delta_bound": cost.bound(r.before, r.after),
             "unknown": cost.hidden(r.before + r.after)}
 
