@@ -11,6 +11,8 @@ sys.path = [str(_HERE.parent)] + [p for p in sys.path if Path(p or ".").resolve(
 
 from pulumi_policy import EnforcementLevel, PolicyPack  # noqa: E402
 
+from policies import serve  # noqa: E402
 from policies.pack import NAME, all_policies  # noqa: E402
 
+serve.install()
 PolicyPack(name=NAME, policies=all_policies(), enforcement_level=EnforcementLevel.ADVISORY)

@@ -110,33 +110,13 @@ def fleet_config(fleet: Fleet) -> dict[str, dict[str, Any]]:
             "spot-only-where-allowed": {"spot_pools": spot}}
 
 
-class PolicyPack:
-    """A running policy pack; use as a context manager, or call ``close()``."""
+class Analyzer:
+    """The client side of the analyzer protocol over ``stub`` (an ``AnalyzerStub``, or any object with its methods):
+    configure the policies, then analyze graphs. ``PolicyPack`` runs the pack and gives it a gRPC stub."""
 
-    def __init__(self, pack_dir: Path = PACK_DIR, python: str = sys.executable, timeout_s: float = 60.0,
-                 stack_config: Mapping[str, str] | None = None):
-        """``stack_config``: the stack's config as the CLI passes it in PULUMI_CONFIG ("gpufleet:fleet" -> JSON);
-        gpufleet passes fleet facts as policy config instead, so by default the pack sees none."""
-        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process; closed in close()
-        env = {**os.environ, "PULUMI_PROJECT": "gpufleet", "PULUMI_STACK": "preview", "PULUMI_DRY_RUN": "true",
-               "PULUMI_CONFIG": json.dumps(dict(stack_config or {}))}
-        self._process = subprocess.Popen([python, "-u", str(pack_dir / "__main__.py")], cwd=pack_dir, env=env,
-                                         stdout=subprocess.PIPE, stderr=self._stderr, stdin=subprocess.DEVNULL)
-        port = self._read_port(timeout_s)
-        self._channel = grpc.insecure_channel(f"127.0.0.1:{port}", options=_OPTIONS)
-        self.stub = analyzer_pb2_grpc.AnalyzerStub(self._channel)
+    def __init__(self, stub: Any):
+        self.stub = stub
         self.policies = self._info()
-
-    def _read_port(self, timeout_s: float) -> int:
-        assert self._process.stdout is not None
-        ready, _, _ = select.select([self._process.stdout], [], [], timeout_s)
-        line = self._process.stdout.readline() if ready else b""
-        if not line.strip().isdigit():
-            self._stderr.seek(0)  # before close(), which closes this file
-            detail = self._stderr.read().decode(errors="replace").strip().splitlines()[-5:]
-            self.close()
-            raise PolicyPackError("the policy pack did not start: " + (" | ".join(detail) or "no port printed"))
-        return int(line)
 
     def _info(self) -> dict[str, PolicyInfo]:
         info = self.stub.GetAnalyzerInfo(empty_pb2.Empty())
@@ -201,6 +181,33 @@ class PolicyPack:
     @staticmethod
     def _options(r: Resource, by_urn: Mapping[str, str]) -> analyzer_pb2.AnalyzerResourceOptions:
         return analyzer_pb2.AnalyzerResourceOptions(parent=by_urn.get(r.parent or "", ""))
+
+class PolicyPack(Analyzer):
+    """A running policy pack; use as a context manager, or call ``close()``."""
+
+    def __init__(self, pack_dir: Path = PACK_DIR, python: str = sys.executable, timeout_s: float = 60.0,
+                 stack_config: Mapping[str, str] | None = None):
+        """``stack_config``: the stack's config as the CLI passes it in PULUMI_CONFIG ("gpufleet:fleet" -> JSON);
+        gpufleet passes fleet facts as policy config instead, so by default the pack sees none."""
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process; closed in close()
+        env = {**os.environ, "PULUMI_PROJECT": "gpufleet", "PULUMI_STACK": "preview", "PULUMI_DRY_RUN": "true",
+               "PULUMI_CONFIG": json.dumps(dict(stack_config or {}))}
+        self._process = subprocess.Popen([python, "-u", str(pack_dir / "__main__.py")], cwd=pack_dir, env=env,
+                                         stdout=subprocess.PIPE, stderr=self._stderr, stdin=subprocess.DEVNULL)
+        port = self._read_port(timeout_s)
+        self._channel = grpc.insecure_channel(f"127.0.0.1:{port}", options=_OPTIONS)
+        super().__init__(analyzer_pb2_grpc.AnalyzerStub(self._channel))
+
+    def _read_port(self, timeout_s: float) -> int:
+        assert self._process.stdout is not None
+        ready, _, _ = select.select([self._process.stdout], [], [], timeout_s)
+        line = self._process.stdout.readline() if ready else b""
+        if not line.strip().isdigit():
+            self._stderr.seek(0)  # before close(), which closes this file
+            detail = self._stderr.read().decode(errors="replace").strip().splitlines()[-5:]
+            self.close()
+            raise PolicyPackError("the policy pack did not start: " + (" | ".join(detail) or "no port printed"))
+        return int(line)
 
     def close(self) -> None:
         if getattr(self, "_channel", None) is not None:
