@@ -37,9 +37,10 @@ REASONS: dict[tuple[str, str], str] = {
                            + LIVE.format(cloud="gcp"),
 }
 BY_DATASET = {
-    "aws": "neither pinned AWS dataset (tsaol/aws-gpu data/all_gpu_instances.js, 2026-01-21, and "
-           "data/gpu_instances_raw.json, 2025-11-30, both instances.vantage.sh data) has a price for this machine "
-           "type in this region (the catalogue, from moto's offerings, lists it there)",
+    "aws": "no pinned AWS dataset (tsaol/aws-gpu data/all_gpu_instances.js, 2026-01-21, and "
+           "data/gpu_instances_raw.json, 2025-11-30, both instances.vantage.sh data; anycloud-sh/catalog aws/vms.csv, "
+           "SkyPilot's catalogue committed 2026-04-02, on-demand only) prices this option for this machine type in "
+           "this region (the catalogue, from moto's offerings, lists it there)",
     "gcp": "the pinned GCP digest (google-cloud-pricing-cost-calculator pricing.yml, 2026-07-30) has no price for "
            "this machine type in this region, and no other citable figure was found (SkyPilot-format catalogues "
            "price the GPUs apart from the host, and their per-region GPU rows disagree with pricing.yml by up to "

@@ -8,7 +8,9 @@ Where each row comes from, said in its ``source``:
   capacity/data/prices/aws_spot_3y.csv (digest_aws_spot.py, an older file of the same repository): ``spot`` and
   ``commit_3y`` (a 3-year Standard Reserved Instance, No Upfront); and the digest
   capacity/data/prices/aws_capacity_blocks.csv (digest_aws_blocks.py, a dated scrape of the Capacity Blocks
-  pricing page): ``capacity_block``;
+  pricing page): ``capacity_block``; and, for offerings neither tsaol/aws-gpu file prices, the digest
+  capacity/data/prices/aws_vms.csv (digest_aws_vms.py, SkyPilot's AWS catalogue as anycloud-sh/catalog holds it):
+  ``on_demand``;
 - GCP: the digest capacity/data/prices/gcp_machines.csv (capacity/prices/digest_gcp.py): ``on_demand``, ``spot``,
   ``commit_1y`` / ``commit_3y``; and the few facts typed into capacity/data/prices/typed.json for machine types
   the digest lacks;
@@ -34,7 +36,16 @@ from typing import Any
 
 from capacity.csvio import write_models
 from capacity.inputs import DEFAULT_OFFERS
-from capacity.prices import DERIVED, digest_aws, digest_aws_blocks, digest_aws_spot, digest_azure, offer, sort_rows
+from capacity.prices import (
+    DERIVED,
+    digest_aws,
+    digest_aws_blocks,
+    digest_aws_spot,
+    digest_aws_vms,
+    digest_azure,
+    offer,
+    sort_rows,
+)
 from capacity.prices.digest_gcp import PIN as GCP_PIN
 from capacity.schema import OfferRow, Option
 from components import catalog
@@ -77,14 +88,20 @@ def aws_rows(rule: str) -> list[OfferRow]:
                              "capacity/data/prices/aws_instances.csv")
     later = _cite(digest_aws_spot, f"instances.vantage.sh data committed {digest_aws_spot.COMMITTED}; digest "
                                    "capacity/data/prices/aws_spot_3y.csv")
+    skypilot = _cite(digest_aws_vms, f"SkyPilot's AWS catalogue, committed {digest_aws_vms.COMMITTED}; digest "
+                                     "capacity/data/prices/aws_vms.csv")
     rows, on_demand = [], {}
-    for line in _digest("aws_instances.csv"):
-        m, region, as_of = _machine(Cloud.AWS, line["machine_type"]), line["region"], line["updated"]
+    lines = [(line, cite, line["updated"]) for line in _digest("aws_instances.csv")]
+    lines += [(line, skypilot, line["committed"]) for line in _digest("aws_vms.csv")]
+    for line, source, as_of in lines:
+        m, region = _machine(Cloud.AWS, line["machine_type"]), line["region"]
+        if (m.name, region) in on_demand:
+            raise ValueError(f"{m.name} in {region}: on-demand in two AWS digests; the later one should skip it")
         on_demand[m.name, region] = float(line["on_demand"])
-        rows.append(offer(m, region, Option.ON_DEMAND, on_demand[m.name, region], f"{cite}: on-demand Linux", as_of))
+        rows.append(offer(m, region, Option.ON_DEMAND, on_demand[m.name, region], f"{source}: on-demand Linux", as_of))
         rows.append(offer(m, region, Option.RESERVATION, on_demand[m.name, region],
-                          f"{DERIVED}{rule} applied to {cite}: on-demand Linux", as_of))
-        if line["reserved_1y_no_upfront"]:
+                          f"{DERIVED}{rule} applied to {source}: on-demand Linux", as_of))
+        if line.get("reserved_1y_no_upfront"):
             rows.append(offer(m, region, Option.COMMIT_1Y, float(line["reserved_1y_no_upfront"]),
                               f"{cite}: 1-year Standard Reserved Instance, No Upfront", as_of))
     for line in _digest("aws_spot_3y.csv"):
