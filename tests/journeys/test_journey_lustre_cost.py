@@ -1,8 +1,10 @@
 """Journey: a platform engineer grows aws-train's Lustre to 2,304 TiB (2.3 PB, meant as GiB) and CI runs `gpufleet
 preview` and `gpufleet pr`. The monthly cost moves by exactly what the sourced rate says, the size is flagged as far
 beyond what the stack's 160 GPUs could use, and a budget the change breaks blocks the PR with the Lustre line in its
-first line. Where no rate is sourced (the stack's own 1000 MB/s/TiB tier), the file system is named as unpriced and
-the change is unknown: never $0.
+first line. Where no rate is sourced (the stack's own 1000 MB/s/TiB tier: capacity/data/prices/typed.json
+lustre.not_sourced says what was searched on 2026-12-02), the file system is named as unpriced and the change is
+unknown: never $0. That is what the shipped stack's 4.8 -> 2,400 TiB change shows today; a rate row for the tier is
+all it takes for the same change to move the cost by capacity delta x rate (shown with a FAKE row).
 
 aws-train's pools use EFA, so its file system is EFA-enabled and sized in its tier's step (FSx for Lustre User
 Guide, getting-started.html): 38.4 TiB at 125 MB/s/TiB, 4.8 TiB at 1000. 2,304 TiB is 60 of the one and 480 of the
@@ -126,3 +128,60 @@ def test_a_tier_without_a_sourced_rate_is_unpriced_and_the_change_unknown(
         "## Monthly cost change unknown: no price for train-lustre-fsx (FSx for Lustre 2,304 TiB, tier "
         "PERSISTENT_2/SSD/1000, us-east-1)")
     assert "| after | `train-lustre-fsx` | PERSISTENT_2/SSD/1000 | 2,304 | unpriced |" in out.stdout
+
+
+def _shipped_to_2400(fleet: dict) -> None:
+    """The done-when change: aws-train as shipped (4.8 TiB at 1000 MB/s/TiB) grown to 2,400 TiB, 500 EFA steps."""
+    assert (_lustre(fleet)["capacity_tib"], _lustre(fleet)["throughput_mbps_per_tib"]) == (4.8, 1000)
+    _lustre(fleet)["capacity_tib"] = 2400
+
+
+def test_the_shipped_tier_grown_to_2400_tib_is_unknown_in_every_cost_line_not_another_tiers_rate(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, offers: Path) -> None:
+    """aws-train's own tier (PERSISTENT_2 SSD at 1000 MB/s/TiB) has no sourced rate (typed.json lustre.not_sourced
+    says what was searched): the preview, the budget verdict and the PR comment name the file system as unpriced
+    at its size, and never price it at the 125 MB/s/TiB row that the same region does have."""
+    repo = example_stacks_branch(tmp_path, "aws-train", _shipped_to_2400)
+    monkeypatch.chdir(repo)
+    [fs] = _preview_cost(repo / "stacks")["storage"]
+    assert (fs["tier"], fs["capacity"], fs["capacity_tib"], fs["monthly_usd"], fs["usd_per_unit_month"]) == (
+        "PERSISTENT_2/SSD/1000", 2_400_000, 2400, None, None)
+    assert fs["source"].startswith("unpriced: no sourced FSx for Lustre rate for tier PERSISTENT_2/SSD/1000 in "
+                                   "us-east-1")
+
+    out = CliRunner().invoke(app, ["pr", "--base", "main", "--no-policies", "--offers", str(offers),
+                                   "--format", "json"])
+    [stack] = json.loads(out.stdout)["stacks"]
+    assert stack["cost"]["delta_bound"] == "unknown"  # unpriced on both sides at different sizes: no figure
+    assert [s["monthly_usd"] for s in stack["cost"]["storage_after"]] == [None]
+
+    # the budget policy, its pools priced from the FAKE offers ($538,457, within $1,100,000): the storage it cannot
+    # price does not block, and the comment's first line says what the change leaves unknown
+    config = tmp_path / "policy.json"
+    config.write_text(json.dumps({"stack-monthly-budget": {"offers_csv": str(offers)}}))
+    out = CliRunner().invoke(app, ["pr", "--base", "main", "--offers", str(offers), "--policy-pack-config",
+                                   str(config)])
+    assert out.exit_code == 0, out.output
+    assert out.stdout.splitlines()[1].startswith(
+        "## Monthly cost change unknown: no price for train-lustre-fsx (FSx for Lustre 2,400 TiB, tier "
+        "PERSISTENT_2/SSD/1000, us-east-1)")
+    assert "$0" not in out.stdout.splitlines()[1]
+    assert "lustre-fits-the-gpus" in out.stdout and "2,400 TiB for 160 GPUs (15 TiB per GPU)" in out.stdout
+
+
+def test_a_rate_row_for_the_shipped_tier_is_all_it_takes_to_price_the_2400_tib_change(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a row for (aws, us-east-1, PERSISTENT_2/SSD/1000), here a FAKE round $0.5/GB-month since no source gives
+    one, the preview's monthly cost moves by exactly the capacity delta x the rate: (2,400,000 - 4,800) GB x 0.5 =
+    $1,197,600. The preview runs in this process, so the row is put in through capacity.prices.lustre.rates."""
+    from capacity.prices import lustre
+
+    fake = lustre.LustreRate("aws", "us-east-1", "PERSISTENT_2/SSD/1000", "GB-month", 0.5, "2026-12-02", "FAKE")
+    monkeypatch.setattr(lustre, "rates", lambda path=lustre.TYPED: {(fake.cloud, fake.region, fake.tier): fake})
+    repo = example_stacks_branch(tmp_path, "aws-train", _shipped_to_2400)
+    monkeypatch.chdir(repo)
+    head = _preview_cost(repo / "stacks")
+    base = _preview_cost(_main_stacks(repo, tmp_path / "main-stacks"))
+    assert [(s["capacity"], s["monthly_usd"]) for s in base["storage"]] == [(4_800, 2_400)]
+    assert [(s["capacity"], s["monthly_usd"]) for s in head["storage"]] == [(2_400_000, 1_200_000)]
+    assert head["monthly_usd"] - base["monthly_usd"] == pytest.approx((2_400_000 - 4_800) * 0.5, abs=0.01)
