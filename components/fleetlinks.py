@@ -19,9 +19,11 @@ from typing import Any
 
 import pulumi
 
-from components import multikueue
+from components import checkpoint_peers, multikueue
 from components.fleet import Cluster, Fleet
 from components.k8s.fleetqueue import WorkerLink
+from components.k8s.replicate import PeerLink
+from components.replicas import Source
 from components.spec import ClusterSpec
 
 
@@ -60,3 +62,26 @@ def export(cluster: Cluster, built: Any) -> None:
         pulumi.export(issuer_output(cluster.name), built.oidc_issuer)
     elif getattr(built, "multikueue_access", None) is not None:
         pulumi.export(access_output(cluster.name), built.multikueue_access)
+
+
+def peer_links(stack: str, cluster: Cluster, fleets: Mapping[str, Fleet]) -> tuple[tuple[PeerLink, ...], list[Source]]:
+    """On a worker (docs/fleet-queue.md "Recovery across clusters"): each peer as its stack exported it for this
+    worker's checkpoint sync (its bucket and the identity this worker becomes there), and each peer's issuer, which
+    this worker's cloud trusts for the peer's checkpoint tools (None while that stack has not exported them)."""
+    found = checkpoint_peers.peers(stack, cluster.spec, fleets)
+    if not checkpoint_peers.replicates(cluster.spec, found):
+        return (), []
+    me = f"{stack}-{cluster.name}"
+    refs = {p.name: reference(p.stack, p.cluster.name) for p in found if p.cluster.spec.storage.lustre is not None}
+    links = tuple(PeerLink(p, me, refs[p.name].get_output(checkpoint_peers.replica_output(p.cluster.name)))
+                  for p in found if p.name in refs)
+    sources = [Source(p.name, refs[p.name].get_output(checkpoint_peers.issuer_output(p.cluster.name)))
+               for p in found if p.name in refs]
+    return links, sources
+
+
+def export_replica(cluster: Cluster, built: Any, replica: pulumi.Output[Any] | None) -> None:
+    """A worker that replicates: its issuer (its peers' clouds trust it) and its bucket with each peer's identity."""
+    if replica is not None:
+        pulumi.export(checkpoint_peers.issuer_output(cluster.name), built.oidc_issuer)
+        pulumi.export(checkpoint_peers.replica_output(cluster.name), replica)

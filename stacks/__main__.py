@@ -2,7 +2,7 @@
 
 import pulumi
 
-from components import fleetlinks
+from components import fleetlinks, replicas
 from components.k8s import deploy_addons
 from components.translators import deploy
 from stacks import config
@@ -13,7 +13,9 @@ for note in fleet.notes:  # e.g. which product a GPU family resolved to: shown b
 peers = config.peers(fleet)  # the stacks its MultiKueue clusters name (checked by config.load)
 for cluster in fleet.clusters:
     built = deploy(fleet.cloud, cluster)
-    deploy_addons(cluster, built, workers=tuple(fleetlinks.worker_links(cluster, peers)))
+    links, sources = fleetlinks.peer_links(pulumi.get_stack(), cluster, peers)  # checkpoints across the fleet queue
+    deploy_addons(cluster, built, workers=tuple(fleetlinks.worker_links(cluster, peers)), peers=links)
     pulumi.export(f"{cluster.name}-kubeconfig", built.kubeconfig)
     fleetlinks.export(cluster, built)
+    fleetlinks.export_replica(cluster, built, replicas.trust_peers(cluster, built, sources))
 pulumi.export("gpus", {c.name: c.gpus_by_model() for c in fleet.clusters})

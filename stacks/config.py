@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterable, Sequence
 from contextvars import ContextVar
@@ -10,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from components import multikueue
+from components import checkpoint_peers, multikueue
 from components.errors import SpecError, SpecProblem, did_you_mean
 from components.fleet import Fleet
 from components.spec import PENDING_ID
@@ -150,19 +151,23 @@ def load() -> Fleet:
 def peers(fleet: Fleet, directory: Path | None = None) -> dict[str, Fleet]:
     """The fleets of the stacks this fleet's MultiKueue clusters name (a stack whose file is missing or does not
     validate is left out: the cross-stack check says it cannot be read, and its own preview says why)."""
-    out = {}
+    out: dict[str, Fleet] = {}
     for stack in sorted(multikueue.peer_stacks(fleet)):
-        path = stack_file(stack, directory or PEERS_DIR.get())
-        try:
-            out[stack] = load_stack_file(path)
-        except SpecError:
-            continue
+        _read(stack, out, directory)
+    for stack in sorted(checkpoint_peers.sibling_stacks(out) - set(out)):  # a worker's peers: its manager's workers
+        _read(stack, out, directory)
     return out
+
+
+def _read(stack: str, out: dict[str, Fleet], directory: Path | None) -> None:
+    with contextlib.suppress(SpecError):
+        out[stack] = load_stack_file(stack_file(stack, directory or PEERS_DIR.get()))
 
 
 def check_peers(stack: str, fleet: Fleet, source: str, directory: Path | None = None) -> None:
     """Refuse, with config paths, a MultiKueue manager or worker that cannot work with the stacks it names."""
-    problems = multikueue.check(stack, fleet, peers(fleet, directory))
+    found = peers(fleet, directory)
+    problems = multikueue.check(stack, fleet, found) + checkpoint_peers.check(stack, fleet, found)
     if problems:
         raise SpecError(problems, source)
 

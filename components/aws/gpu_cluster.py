@@ -63,6 +63,7 @@ class AwsGpuCluster(pulumi.ComponentResource):
             return
         key = aws.kms.Key(f"{name}-data", description=f"Checkpoint and dataset key for {name}",
                           enable_key_rotation=True, deletion_window_in_days=30, tags=cluster.tags, opts=opts)
+        self.data_key = key
         self.buckets = {b.name: CheckpointBucket(f"{name}-{b.name}", BucketArgs(b, key.arn, cluster.tags), opts)
                         for b in storage.buckets}
         if storage.lustre is None:

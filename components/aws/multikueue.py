@@ -14,17 +14,21 @@ import pulumi
 import pulumi_aws as aws
 
 from components.k8s.fleetqueue import MANAGER_GROUP, subject
+from components.k8s.replicate import STS_AUDIENCE
 
-# the audience EKS's own IRSA tokens carry and IAM's OIDC providers list as their client id
-# (https://docs.aws.amazon.com/eks/latest/userguide/enable-iam-roles-for-service-accounts.html: "sts.amazonaws.com")
-AUDIENCE = "sts.amazonaws.com"
+AUDIENCE = STS_AUDIENCE  # what EKS's own IRSA tokens carry and IAM's OIDC providers list as their client id
 
 
-def trust_policy(provider_arn: str, issuer: str) -> str:
+def web_identity_trust(provider_arn: str, issuer: str, sub: str, audience: str) -> str:
+    """A role only ``sub``'s tokens from ``issuer`` (for ``audience``) can assume."""
     host = issuer.removeprefix("https://")
     return json.dumps({"Version": "2012-10-17", "Statement": [{
         "Effect": "Allow", "Principal": {"Federated": provider_arn}, "Action": "sts:AssumeRoleWithWebIdentity",
-        "Condition": {"StringEquals": {f"{host}:sub": subject(), f"{host}:aud": AUDIENCE}}}]})
+        "Condition": {"StringEquals": {f"{host}:sub": sub, f"{host}:aud": audience}}}]})
+
+
+def trust_policy(provider_arn: str, issuer: str) -> str:
+    return web_identity_trust(provider_arn, issuer, subject(), AUDIENCE)
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ class GcpGpuCluster(pulumi.ComponentResource):
                  opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpufleet:gcp:GpuCluster", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
+        self.project = project
         spec, labels = cluster.spec, gcp_labels(cluster.tags)
         network = GkeNetwork(f"{name}-net", NetworkArgs(region=spec.region, existing_network=spec.existing_network),
                              child)

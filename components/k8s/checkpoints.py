@@ -66,14 +66,14 @@ def options(bucket: CheckpointBucket) -> dict[str, pulumi.Input[str]]:
     return out
 
 
-def env(bucket: CheckpointBucket) -> list[Obj]:
-    return [{"name": f"RCLONE_CONFIG_{REMOTE.upper()}_{key.upper()}", "value": value}
+def env(bucket: CheckpointBucket, remote: str = REMOTE) -> list[Obj]:
+    return [{"name": f"RCLONE_CONFIG_{remote.upper()}_{key.upper()}", "value": value}
             for key, value in options(bucket).items()]
 
 
-def remote_path(bucket: CheckpointBucket, prefix: str) -> pulumi.Input[str]:
+def remote_path(bucket: CheckpointBucket, prefix: str, remote: str = REMOTE) -> pulumi.Input[str]:
     """``checkpoints:<bucket or container>/<prefix>`` (prefix without its trailing slash)."""
-    parts = (f"{REMOTE}:", bucket.bucket, "/" + prefix.strip("/"))
+    parts = (f"{remote}:", bucket.bucket, "/" + prefix.strip("/"))
     if all(isinstance(p, str) for p in parts):
         return "".join(parts)  # type: ignore[arg-type]
     return pulumi.Output.concat(*parts)

@@ -19,6 +19,7 @@ from components.fleet import Cluster
 from components.k8s.checkpoints import CheckpointBucket
 from components.k8s.fleetqueue import ManagerSubject, WorkerLink
 from components.k8s.interconnect import GpuNic, gpu_nic_names
+from components.k8s.replicate import PeerLink
 from components.k8s.storage import LustreVolume
 
 AZURE_LUSTRE_FS = "lustrefs"  # every Azure Managed Lustre file system is named lustrefs
@@ -32,6 +33,7 @@ class AddonInputs:
     checkpoints: CheckpointBucket | None = None  # the bucket Lustre exports to, with the tools' identity bound
     workers: tuple[WorkerLink, ...] = ()  # a MultiKueue manager: its workers, as their stacks exported them
     manager: ManagerSubject | None = None  # a MultiKueue worker: the manager's identity here
+    peers: tuple[PeerLink, ...] = ()  # a MultiKueue worker: its fleet queue's other workers, where checkpoints go
 
 
 def _capacity_gib(cluster: Cluster) -> int:
@@ -88,8 +90,8 @@ def _checkpoints(cluster: Cluster, built: Any) -> CheckpointBucket | None:
     return CheckpointBucket(cluster.cloud, bucket.bucket_name, cluster.spec.region)
 
 
-def addon_inputs(cluster: Cluster, built: pulumi.ComponentResource,
-                 workers: tuple[WorkerLink, ...] = ()) -> AddonInputs:
+def addon_inputs(cluster: Cluster, built: pulumi.ComponentResource, workers: tuple[WorkerLink, ...] = (),
+                 peers: tuple[PeerLink, ...] = ()) -> AddonInputs:
     """The add-on inputs of a cluster built by its cloud's translator (``workers``: a MultiKueue manager's, read
     from their stacks by ``components.fleetlinks``)."""
     fs = getattr(built, "lustre", None)
@@ -97,5 +99,5 @@ def addon_inputs(cluster: Cluster, built: pulumi.ComponentResource,
                        lustre=_LUSTRE[cluster.cloud](cluster, fs) if fs is not None else None,
                        gpu_nics=_gpu_nics(cluster, getattr(built, "gpu_networks", None)),
                        checkpoints=_checkpoints(cluster, built),
-                       workers=workers,
+                       workers=workers, peers=peers,
                        manager=getattr(built, "multikueue_manager", None))

@@ -42,13 +42,14 @@ def render(cluster: Cluster, inputs: AddonInputs) -> Rendered:
         out.extend(kueue.kueue(cluster, monitoring, operators.frameworks(cluster), after))
         out.extend(fleetqueue.worker(operators.frameworks(cluster), inputs.manager))
     lustre = inputs.lustre is not None
-    tools = (lustre and monitoring) or sync.wanted(cluster, lustre, inputs.checkpoints)  # the probe or the sync
+    # the probe or the sync
+    tools = (lustre and monitoring) or sync.wanted(cluster, lustre, inputs.checkpoints, inputs.peers)
     if tools:
         out.extend(checkpoints.tools_namespace(inputs.checkpoints))
     out.extend(storage.lustre(cluster, inputs.lustre, (kueue.team_namespaces(cluster) or ["default"]) +
                               ([checkpoint_tools.NAMESPACE] if tools else [])))
     out.extend(probe.checkpoint_probe(cluster, lustre, monitoring, inputs.checkpoints))
-    out.extend(sync.checkpoint_sync(cluster, lustre, inputs.checkpoints, monitoring))
+    out.extend(sync.checkpoint_sync(cluster, lustre, inputs.checkpoints, monitoring, inputs.peers))
     out.extend(healthgate.health_gate(cluster))
     out.extend(nodegate.node_gate(cluster))
     out.extend(selfheal.self_healing(cluster, monitoring))

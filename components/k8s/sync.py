@@ -12,15 +12,17 @@ from __future__ import annotations
 from components import checkpoint_tools
 from components.catalog import Cloud
 from components.fleet import Cluster
-from components.k8s import checkpoints, rules
+from components.k8s import checkpoints, replicate, rules
 from components.k8s.checkpoints import CheckpointBucket
 from components.k8s.model import Manifest, Obj, Rendered, as_nobody, obj
+from components.k8s.replicate import PeerLink
 from components.k8s.storage import CLAIM
 from components.k8s.training import LUSTRE_MOUNT
 
 SYNCED = (Cloud.GCP, Cloud.AZURE)  # AWS: the FSx data repository association exports by itself
 NAME = "checkpoint-sync"
-MIN_AGE = "5m"
+MIN_AGE_S = 300
+MIN_AGE = f"{MIN_AGE_S // 60}m"
 TRANSFERS = 8  # files in flight at once (rclone's default is 4): checkpoints are few, large files
 DEADLINE_S = 6 * 3600  # a run copying longer than this is stopped; the next run resumes what is missing
 
@@ -38,9 +40,10 @@ def sync_alerts() -> list[rules.Alert]:
         "(kubectl -n gpufleet-probe logs job/<last checkpoint-sync job>).")]
 
 
-def wanted(cluster: Cluster, lustre: bool, bucket: CheckpointBucket | None) -> bool:
+def wanted(cluster: Cluster, lustre: bool, bucket: CheckpointBucket | None, peers: tuple[PeerLink, ...] = ()) -> bool:
+    """A CronJob where Lustre does not export by itself, or where checkpoints go to peers (docs/fleet-queue.md)."""
     spec = cluster.spec.storage.lustre
-    return (cluster.cloud in SYNCED and lustre and bucket is not None and spec is not None
+    return ((cluster.cloud in SYNCED or bool(peers)) and lustre and bucket is not None and spec is not None
             and spec.checkpoint_sync.enabled)
 
 
@@ -53,25 +56,34 @@ def command(cluster: Cluster, bucket: CheckpointBucket) -> list:
             f"--min-age={MIN_AGE}", f"--transfers={TRANSFERS}", "--stats=1m", "--stats-one-line", "--verbose"]
 
 
-def checkpoint_sync(cluster: Cluster, lustre: bool, bucket: CheckpointBucket | None, monitoring: bool) -> Rendered:
-    """The CronJob and, with monitoring, its PrometheusRule (nothing where ``wanted`` says no)."""
-    if not wanted(cluster, lustre, bucket):
+def checkpoint_sync(cluster: Cluster, lustre: bool, bucket: CheckpointBucket | None, monitoring: bool,
+                    peers: tuple[PeerLink, ...] = ()) -> Rendered:
+    """The CronJob and, with monitoring, its PrometheusRule (nothing where ``wanted`` says no); on a worker of a
+    fleet queue, with the replication to its peers (``replicate``) and its ConfigMap."""
+    if not wanted(cluster, lustre, bucket, peers):
         return Rendered()
     assert bucket is not None and cluster.spec.storage.lustre is not None
     labels = {"app.kubernetes.io/name": NAME}
+    synced = cluster.cloud in SYNCED
+    containers: list[Obj] = [{
+        "name": "rclone", "image": checkpoints.image(), "args": command(cluster, bucket),
+        "env": checkpoints.env(bucket),
+        "resources": {"requests": {"cpu": "500m", "memory": "512Mi"}, "limits": {"memory": "2Gi"}},
+        # reads what the training pods wrote: files must be readable by others (the usual umask 022)
+        "securityContext": as_nobody(),
+        "volumeMounts": [{"name": "lustre", "mountPath": LUSTRE_MOUNT, "readOnly": True}]}] if synced else []
+    init: list[Obj] = []
+    volumes: list[Obj] = [{"name": "lustre", "persistentVolumeClaim": {"claimName": CLAIM, "readOnly": True}}]
+    if peers:
+        more = replicate.pod_parts(cluster, bucket, list(peers), restore=synced, min_age_s=MIN_AGE_S)
+        init, containers, volumes = more[0], containers + more[1], volumes + more[2]
     pod: Obj = {
         "serviceAccountName": checkpoint_tools.SERVICE_ACCOUNT,
-        "automountServiceAccountToken": False,  # rclone calls no Kubernetes API; the identity webhooks project tokens
+        "automountServiceAccountToken": False,  # calls no Kubernetes API; identity tokens are projected
         "restartPolicy": "Never",
         **checkpoints.lustre_placement(cluster),
-        "containers": [{
-            "name": "rclone", "image": checkpoints.image(), "args": command(cluster, bucket),
-            "env": checkpoints.env(bucket),
-            "resources": {"requests": {"cpu": "500m", "memory": "512Mi"}, "limits": {"memory": "2Gi"}},
-            # reads what the training pods wrote: files must be readable by others (the usual umask 022)
-            "securityContext": as_nobody(),
-            "volumeMounts": [{"name": "lustre", "mountPath": LUSTRE_MOUNT, "readOnly": True}]}],
-        "volumes": [{"name": "lustre", "persistentVolumeClaim": {"claimName": CLAIM, "readOnly": True}}]}
+        **({"initContainers": init} if init else {}),
+        "containers": containers, "volumes": volumes}
     cronjob = obj("batch/v1", "CronJob", NAME, checkpoint_tools.NAMESPACE, labels, spec={
         "schedule": cluster.spec.storage.lustre.checkpoint_sync.schedule, "timeZone": "Etc/UTC",
         "concurrencyPolicy": "Forbid", "startingDeadlineSeconds": 600, "successfulJobsHistoryLimit": 3,
@@ -79,6 +91,8 @@ def checkpoint_sync(cluster: Cluster, lustre: bool, bucket: CheckpointBucket | N
         "jobTemplate": {"spec": {"backoffLimit": 1, "activeDeadlineSeconds": DEADLINE_S, "template": {
             "metadata": {"labels": {**labels, **checkpoints.pod_labels(bucket)}}, "spec": pod}}}})
     out = [Manifest(cronjob)]
+    if peers:
+        out.append(replicate.config(list(peers), cluster.spec.storage.lustre.export_path))
     if monitoring:
         out.append(Manifest(obj("monitoring.coreos.com/v1", "PrometheusRule", "gpufleet-checkpoint-sync",
                                 checkpoint_tools.NAMESPACE, spec={"groups": [

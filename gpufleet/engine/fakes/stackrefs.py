@@ -12,9 +12,10 @@ from typing import Any
 
 from pulumi.runtime import MockResourceArgs
 
-from components import fleetlinks
+from components import checkpoint_peers, fleetlinks
 from components.catalog import Cloud
 from components.fleet import Cluster, Fleet
+from components.gcp.replica import pool_id
 from components.k8s.fleetqueue import subject
 from gpufleet.engine.fakes import aws, azure, gcp
 from gpufleet.engine.fakes.base import Invoke, Outputs, hex_id
@@ -50,8 +51,27 @@ def _access(fleet: Fleet, c: Cluster) -> dict[str, Any]:
             "audience": "api://AzureADTokenExchange"}
 
 
-def outputs_of(fleet: Fleet) -> dict[str, Any]:
-    """What the stack's program would export for the other side: a manager's issuer, each worker's access."""
+def _replica(fleet: Fleet, c: Cluster, sources: list[str]) -> dict[str, Any]:
+    """A worker's checkpoint bucket and, per peer, the identity the peer becomes there (components/replicas.py)."""
+    bucket = f"{c.name}-{c.spec.storage.lustre.bucket}-fake{hex_id(c.name, 8)}"  # type: ignore[union-attr]
+    out: dict[str, Any] = {"bucket": bucket, "region": c.spec.region, "fake": "FAKE offline-preview answer"}
+    if fleet.cloud is Cloud.AWS:
+        out["sources"] = {s: {"role_arn": f"arn:aws:iam::{aws.ACCOUNT}:role/{c.name}-checkpoint-peer-{s}"}
+                          for s in sources}
+    elif fleet.cloud is Cloud.GCP:
+        out["sources"] = {s: {"provider": f"projects/{gcp.PROJECT_NUMBER}/locations/global/workloadIdentityPools/"
+                                          f"{pool_id(s)}/providers/checkpoint-tools"}
+                          for s in sources}
+    else:
+        out.update({"account": f"fake{hex_id(c.name, 12)}", "tenant_id": azure.TENANT,
+                    "client_id": f"00000000-fake-4000-8000-{hex_id('peers' + c.name, 12)}",
+                    "sources": {s: {"federated": True} for s in sources}})
+    return out
+
+
+def outputs_of(fleet: Fleet, stack: str | None = None, fleets: dict[str, Fleet] | None = None) -> dict[str, Any]:
+    """What the stack's program would export for the other side: a manager's issuer, each worker's access and,
+    with its peers (``fleets``), the checkpoint bucket it opens to them and its own issuer."""
     out: dict[str, Any] = {}
     for c in fleet.clusters:
         if c.spec.is_manager:
@@ -59,14 +79,19 @@ def outputs_of(fleet: Fleet) -> dict[str, Any]:
         elif c.spec.multikueue is not None:
             out[fleetlinks.access_output(c.name)] = {**_access(fleet, c), "fake": f"FAKE offline-preview answer "
                                                      f"(the manager's minter subject: {subject()})"}
+            found = checkpoint_peers.peers(stack, c.spec, fleets) if stack and fleets else []
+            if checkpoint_peers.replicates(c.spec, found):
+                out[checkpoint_peers.issuer_output(c.name)] = _issuer(fleet, c)
+                out[checkpoint_peers.replica_output(c.name)] = _replica(fleet, c, [p.name for p in found])
     return out
 
 
 def _stack_reference(a: MockResourceArgs, rid: str) -> dict[str, Any]:
-    from stacks.config import PEERS_DIR, load_stack_file, stack_file  # the engine's own import of the stacks layer
+    from stacks.config import PEERS_DIR, load_stack_file, peers, stack_file  # the engine's own import of stacks
 
     stack = str(a.inputs.get("name", "")).rsplit("/", 1)[-1]
-    return {"outputs": outputs_of(load_stack_file(stack_file(stack, PEERS_DIR.get()))), "secretOutputNames": []}
+    fleet = load_stack_file(stack_file(stack, PEERS_DIR.get()))
+    return {"outputs": outputs_of(fleet, stack, peers(fleet)), "secretOutputNames": []}
 
 
 OUTPUTS: dict[str, Outputs] = {"pulumi:pulumi:StackReference": _stack_reference}
