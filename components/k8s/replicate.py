@@ -6,9 +6,10 @@ checkpoint sync's pod gains on a worker with peers (``components.checkpoint_peer
   token of that ServiceAccount per peer, with the audience the peer's identity accepts, and the variables each
   cloud's SDK reads (rclone's env_auth: the AWS SDK's web identity variables, a Google external account credential
   configuration, azidentity's workload identity variables); nothing secret, every token short-lived;
-- a ``restore`` container (GCP, Azure: their Lustre does not import the export prefix by itself, AWS's data
-  repository association does): the newest complete checkpoint of each run in this worker's bucket onto Lustre,
-  where a job dispatched here after an eviction elsewhere resumes.
+- a ``restore`` container: the newest complete checkpoint of each run in this worker's bucket onto Lustre, where a
+  job dispatched here after an eviction elsewhere resumes (GCP's and Azure's Lustre do not import the export prefix
+  by themselves; on AWS the data repository association's auto-import usually has, and the restore finds the
+  marker there and copies nothing).
 
 Each peer's bucket and identity come from the peer stack's export (``checkpoint_peers.replica_output``), read by
 StackReference; a peer that has not exported yet, or has not yet trusted this worker, is ``pending`` and skipped."""
@@ -156,16 +157,16 @@ def restore_container(bucket: CheckpointBucket, prefix: str) -> Obj:
             "volumeMounts": _mounts("lustre-write", False)}
 
 
-def volumes(links: list[PeerLink], restore: bool) -> list[Obj]:
+def volumes(links: list[PeerLink]) -> list[Obj]:
     tokens = [{"name": f"peer-token-{i}", "projected": {"sources": [{"serviceAccountToken": {
         "audience": audience(link.peer.cloud, link.peer.account, link.peer.cluster.name),
         "expirationSeconds": TOKEN_S, "path": "token"}}]}} for i, link in enumerate(links)]
     return [{"name": "tools", "emptyDir": {}}, {"name": "scratch", "emptyDir": {}},
             {"name": "replica", "configMap": {"name": CONFIG}},
-            *([{"name": "lustre-write", "persistentVolumeClaim": {"claimName": CLAIM}}] if restore else []), *tokens]
+            {"name": "lustre-write", "persistentVolumeClaim": {"claimName": CLAIM}}, *tokens]
 
 
-def pod_parts(cluster: Cluster, bucket: CheckpointBucket, links: list[PeerLink], restore: bool,
+def pod_parts(cluster: Cluster, bucket: CheckpointBucket, links: list[PeerLink],
               min_age_s: int) -> tuple[list[Obj], list[Obj], list[Obj]]:
     """(init containers, containers, volumes) the sync's pod gains on a worker with peers."""
     lustre = cluster.spec.storage.lustre
@@ -173,4 +174,4 @@ def pod_parts(cluster: Cluster, bucket: CheckpointBucket, links: list[PeerLink],
     prefix = lustre.export_path.strip("/")
     # beside the copies, not before them: a failed restore fails the run (and its alert), never blocks the sync
     return ([checkpoints.install_rclone()], [replicate_container(links, prefix, min_age_s),
-            *([restore_container(bucket, prefix)] if restore else [])], volumes(links, restore))
+            restore_container(bucket, prefix)], volumes(links))

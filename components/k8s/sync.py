@@ -75,7 +75,7 @@ def checkpoint_sync(cluster: Cluster, lustre: bool, bucket: CheckpointBucket | N
     init: list[Obj] = []
     volumes: list[Obj] = [{"name": "lustre", "persistentVolumeClaim": {"claimName": CLAIM, "readOnly": True}}]
     if peers:
-        more = replicate.pod_parts(cluster, bucket, list(peers), restore=synced, min_age_s=MIN_AGE_S)
+        more = replicate.pod_parts(cluster, bucket, list(peers), min_age_s=MIN_AGE_S)
         init, containers, volumes = more[0], containers + more[1], volumes + more[2]
     pod: Obj = {
         "serviceAccountName": checkpoint_tools.SERVICE_ACCOUNT,

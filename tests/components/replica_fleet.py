@@ -24,6 +24,7 @@ def _edit(path: Path, change: Any) -> None:
 
 
 def three_cloud_fleet(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
     for stack in STACKS:
         shutil.copy(STACKS_DIR / f"Pulumi.{stack}.yaml", folder)
 

@@ -53,7 +53,10 @@ def _access(fleet: Fleet, c: Cluster) -> dict[str, Any]:
 
 def _replica(fleet: Fleet, c: Cluster, sources: list[str]) -> dict[str, Any]:
     """A worker's checkpoint bucket and, per peer, the identity the peer becomes there (components/replicas.py)."""
-    bucket = f"{c.name}-{c.spec.storage.lustre.bucket}-fake{hex_id(c.name, 8)}"  # type: ignore[union-attr]
+    name = c.spec.storage.lustre.bucket  # type: ignore[union-attr]
+    # S3: the name the AWS fakes give that stack's own bucket (bucket_prefix + a stable id), so both sides agree
+    bucket = (f"{name}-{hex_id(f'{c.name}-{name}-bucket', 8)}" if fleet.cloud is Cloud.AWS
+              else f"{c.name}-{name}-fake{hex_id(c.name, 8)}")
     out: dict[str, Any] = {"bucket": bucket, "region": c.spec.region, "fake": "FAKE offline-preview answer"}
     if fleet.cloud is Cloud.AWS:
         out["sources"] = {s: {"role_arn": f"arn:aws:iam::{aws.ACCOUNT}:role/{c.name}-checkpoint-peer-{s}"}
