@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -15,12 +14,12 @@ from rich.console import Console
 
 from capacity.ledger.checks import WARN_DAYS
 from capacity.prices.table import Prices
-from gpufleet.engine.capture import Graph
 from gpufleet.engine.render import print_notes
 from gpufleet.review import comment, gate, report
 from gpufleet.review import ledger as reserved
 from gpufleet.review.diff import StackDiff, diff_documents, diff_payloads
 from gpufleet.review.digest import diff_digest
+from gpufleet.review.verdicts import Judges
 
 console = Console()
 errors = Console(stderr=True)
@@ -54,53 +53,6 @@ def _load(path: Path) -> Any:
         raise typer.Exit(2) from None
 
 
-def _graph(stack: str, resources: Sequence[Any]) -> Graph:
-    return Graph("gpufleet", stack, list(resources))
-
-
-def _note(d: StackDiff) -> str:
-    if d.failed:
-        return "policy pack not run: the stack could not be previewed"
-    if d.partial:
-        return ("policy pack not run: the real preview lists only changed resources (no --show-sames), and stack "
-                "policies judged on part of the graph would be wrong")
-    if d.policy_config is None:
-        return ("the fleet's policy config (budget, spot pools) is unknown for this preview: stack-monthly-budget "
-                "and spot-only-where-allowed judge without it")
-    return ""
-
-
-def verdicts(diffs: Sequence[StackDiff], enabled: bool,
-             user_config: Path | None = None) -> dict[str, tuple[Any, Any, str]]:
-    """stack -> (head verdicts, base verdicts, note). Each side runs with its fleet's policy config (budget, spot
-    pools) merged under ``user_config``: the configuration `gpufleet preview` and `gpufleet policy check` use.
-    The head side and the base side each get a pack process of their own, run at once (the analysis is the
-    pack's CPU, not ours). The pack's absence or failure becomes the note."""
-    if not enabled:
-        return {d.stack: (None, None, "policy pack not run (--no-policies)") for d in diffs}
-    try:
-        from gpufleet.checks.analyzer import PolicyPack, analyze, load_config, merge_config
-
-        user = load_config(user_config) if user_config else None
-        judged = [d for d in diffs if not (d.failed or d.partial)]
-        head_side = [(d.stack, d.head, d.policy_config) for d in judged]
-        base_side = [(d.stack, d.base, d.base_policy_config) for d in judged if d.base]
-
-        def judge(side: list[tuple[str, Any, Any]]) -> dict[str, Any]:
-            if not side:
-                return {}
-            with PolicyPack() as pack:
-                return {stack: analyze(_graph(stack, resources), merge_config(config, user), pack)
-                        for stack, resources, config in side}
-
-        with ThreadPoolExecutor(2) as pool:
-            heads, bases = pool.map(judge, (head_side, base_side))
-        return {d.stack: (heads[d.stack], bases.get(d.stack, []), _note(d)) if d.stack in heads
-                else (None, None, _note(d)) for d in diffs}
-    except Exception as err:  # the pack is optional here: report why it is missing, never fail the comment
-        return {d.stack: (None, None, f"policy pack not run: {err}") for d in diffs}
-
-
 def _ledger(path: Path | None) -> list[Any] | None:
     """The entries of a recorded ledger; exit 2 with what is wrong when it is not one."""
     if path is None:
@@ -115,14 +67,13 @@ def _ledger(path: Path | None) -> list[Any] | None:
         raise typer.Exit(2) from None
 
 
-def emit(diffs: Sequence[StackDiff], fmt: OutFormat, offers: Path | None, policies: bool,
-         policy_config: Path | None = None, ledger: Path | None = None,
+def emit(diffs: Sequence[StackDiff], fmt: OutFormat, offers: Path | None, judges: Judges, ledger: Path | None = None,
          warn_days: int = WARN_DAYS) -> list[report.StackReport]:
     prices = Prices.load(offers)
     entries = _ledger(ledger)
     now = dt.datetime.now(dt.UTC)
     flags = reserved.flags(entries, diffs, now, warn_days) if entries is not None else {}
-    found = verdicts(diffs, policies, policy_config)
+    found = judges.verdicts(diffs)
     reports = [report.build(d, prices, *found[d.stack], capacity=flags.get(d.stack, ()),
                             capacity_note=reserved.PARTIAL if entries is not None and d.partial else "")
                for d in diffs]
@@ -162,7 +113,8 @@ def diff(
     if not diffs:
         errors.print("Nothing to compare: give BASE.json HEAD.json, or --pulumi-preview preview.json.")
         raise typer.Exit(2)
-    _exit(emit(diffs, fmt, offers, policies, policy_config, ledger, warn_days))
+    with Judges(policies, policy_config) as judges:
+        _exit(emit(diffs, fmt, offers, judges, ledger, warn_days))
 
 
 def _exit(reports: Sequence[report.StackReport]) -> None:
@@ -190,13 +142,20 @@ def pr(
     violation, leaves a GPU pool unpriced or cannot apply as written: the comment leads with the reason."""
     from gpufleet.review.pr import PrError, previews
 
-    try:
-        found = previews(repo, stacks_dir, base_ref, progress=lambda line: errors.print(f"[dim]{line}[/]"))
-        real = {d.stack: d for d in (diff_digest(_load(p)) for p in pulumi_preview or [])}
-    except (PrError, ValueError) as err:
-        errors.print(f"[red]gpufleet pr:[/] {err}")
-        raise typer.Exit(2) from None
-    print_notes(errors, (found.head[s] for s in found.stacks))
-    diffs = [real.get(s) or diff_documents(found.base[s], found.head[s]) for s in found.stacks]
-    diffs += [d for s, d in real.items() if s not in found.stacks]
-    _exit(emit(diffs, fmt, offers, policies, policy_config, ledger, warn_days))
+    with Judges(policies, policy_config) as judges:
+        try:
+            real = {d.stack: d for d in (diff_digest(_load(p)) for p in pulumi_preview or [])}
+
+            def ready(side: str, document: dict[str, Any]) -> None:  # a stack with a real preview is judged from it
+                if document.get("stack") not in real:
+                    judges.submit_document(side, document)
+
+            found = previews(repo, stacks_dir, base_ref, progress=lambda line: errors.print(f"[dim]{line}[/]"),
+                             ready=ready)
+        except (PrError, ValueError) as err:
+            errors.print(f"[red]gpufleet pr:[/] {err}")
+            raise typer.Exit(2) from None
+        print_notes(errors, (found.head[s] for s in found.stacks))
+        diffs = [real.get(s) or diff_documents(found.base[s], found.head[s]) for s in found.stacks]
+        diffs += [d for s, d in real.items() if s not in found.stacks]
+        _exit(emit(diffs, fmt, offers, judges, ledger, warn_days))

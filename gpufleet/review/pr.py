@@ -157,8 +157,11 @@ class PrPreviews:
     head: dict[str, dict[str, Any]]
 
 
-def _quiet(_: str) -> None:
+def _quiet(*_: object) -> None:
     return None
+
+
+Ready = Callable[[str, dict[str, Any]], None]  # ("head" or "base", a stack's preview document) as soon as it is made
 
 
 def _cache_dir() -> Path:
@@ -186,21 +189,28 @@ def _store(path: Path, document: dict[str, Any]) -> None:
 
 
 @contextmanager
-def base_previews(repo: Path, commit: str, base_root: Path, stacks_rel: str,
-                  stacks: list[str]) -> Iterator[Callable[[], dict[str, dict[str, Any]]]]:
+def base_previews(repo: Path, commit: str, base_root: Path, stacks_rel: str, stacks: list[str],
+                  ready: Ready = _quiet) -> Iterator[Callable[[], dict[str, dict[str, Any]]]]:
     """The merge-base previews, as a function that returns them. With the base's own code, those not in the cache
     (keyed by content; only successful previews are kept, a failure may be transient) start at once as one
     subprocess, so they run while the caller previews the working tree; when a program fails there, each stack is
     previewed alone to tell which. Without it, they run here, one at a time (the Pulumi runtime is process-global),
-    when asked for."""
+    when asked for. ``ready`` gets each document as soon as it is there (a cached one at once)."""
     base_dir = base_root / stacks_rel
     if not _own_code(base_root):
-        yield lambda: {s: preview_document(base_root, s, base_dir, own_code=False) for s in stacks}
+        def one(stack: str) -> dict[str, Any]:
+            document = preview_document(base_root, stack, base_dir, own_code=False)
+            ready("base", document)
+            return document
+
+        yield lambda: {s: one(s) for s in stacks}
         return
     cache = {s: _cache_dir() / f"{cache_key(repo, commit, stacks_rel, s)}.json" for s in stacks}
     documents = {s: json.loads(path.read_text()) for s, path in cache.items() if path.exists()}
     documents.update({s: {**EMPTY, "stack": s} for s in stacks if not (base_dir / f"Pulumi.{s}.yaml").exists()})
     missing = [s for s in stacks if s not in documents]
+    for document in documents.values():
+        ready("base", document)
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         run = _cli_preview(base_root, missing, base_dir, out, err) if missing else None
 
@@ -214,6 +224,7 @@ def base_previews(repo: Path, commit: str, base_root: Path, stacks_rel: str,
                              {s: _own_code_preview(base_root, s, base_dir) for s in missing})
                 for s, document in fresh.items():
                     documents[s] = _with_policy_config(document, s, base_dir)
+                    ready("base", documents[s])
                     if not document.get("errors"):
                         _store(cache[s], document)
             return {s: documents[s] for s in stacks}
@@ -227,9 +238,10 @@ def base_previews(repo: Path, commit: str, base_root: Path, stacks_rel: str,
 
 
 def previews(repo: Path, stacks_rel: str = "stacks", base_ref: str | None = None,
-             progress: Callable[[str], None] = _quiet) -> PrPreviews:
+             progress: Callable[[str], None] = _quiet, ready: Ready = _quiet) -> PrPreviews:
     """The merge base's previews (one subprocess with its own code, cached by content) run while the working
-    tree's run in parallel forked processes. ``progress`` gets one line per stack and side."""
+    tree's run in parallel forked processes. ``progress`` gets one line per stack and side; ``ready`` each
+    document as soon as it is made (`gpufleet pr` judges it with the policy pack meanwhile)."""
     root = Path(git(repo, "rev-parse", "--show-toplevel").strip())
     commit = merge_base(root, base_ref)
     head_dir = root / stacks_rel
@@ -239,11 +251,12 @@ def previews(repo: Path, stacks_rel: str = "stacks", base_ref: str | None = None
                        set(stack_names(base_dir) if base_dir.exists() else []))
         stacks = touched_stacks(changed_files(root, commit), stacks_rel, known)
         progress(f"previewing {len(stacks)} stack(s) at the merge base {commit[:8]}…")
-        with base_previews(root, commit, base_root, stacks_rel, stacks) as base_side:
+        with base_previews(root, commit, base_root, stacks_rel, stacks, ready) as base_side:
             head = {}
             present = [s for s in stacks if (head_dir / f"Pulumi.{s}.yaml").exists()]
             progress(f"previewing {len(present)} stack(s) in the working tree…")
             for s, result in preview_many(present, head_dir, 0, progress):
                 head[s] = failed(s, str(result)) if isinstance(result, ProgramError) else result.document()
+                ready("head", head[s])
             base = base_side()
     return PrPreviews(commit, stacks, base, {s: head.get(s, {**EMPTY, "stack": s}) for s in stacks})

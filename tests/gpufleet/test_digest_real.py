@@ -18,10 +18,10 @@ from typer.testing import CliRunner
 
 from gpufleet.cli import app
 from gpufleet.review import comment, cost, report
-from gpufleet.review.cli import verdicts
 from gpufleet.review.diff import Op
 from gpufleet.review.digest import diff_digest
 from gpufleet.review.risk import risks
+from gpufleet.review.verdicts import Judges
 from tests.conftest import example_fleet
 
 DATA = Path(__file__).parent / "data"
@@ -148,7 +148,8 @@ def test_a_preview_without_same_steps_is_partial_and_skips_policies(prices: cost
     doc["steps"] = doc["steps"][1:]  # without --show-sames the engine lists no `same` step
     d = diff_digest(doc)
     assert d.partial
-    head, _, note = verdicts([d], True)["aws-train"]
+    with Judges() as judges:
+        head, _, note = judges.verdicts([d])["aws-train"]
     assert head is None and "--show-sames" in note
     assert "--show-sames" in comment.render([report.build(d, prices, None, None, note)])
 
