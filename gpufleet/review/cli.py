@@ -142,12 +142,14 @@ def pr(
     violation, leaves a GPU pool unpriced or cannot apply as written: the comment leads with the reason."""
     from gpufleet.review.pr import PrError, previews
 
-    with Judges(policies, policy_config) as judges:
+    with Judges(policies, policy_config, held=True) as judges:
         try:
             real = {d.stack: d for d in (diff_digest(_load(p)) for p in pulumi_preview or [])}
 
-            def ready(side: str, document: dict[str, Any]) -> None:  # a stack with a real preview is judged from it
-                if document.get("stack") not in real:
+            def ready(side: str, document: dict[str, Any]) -> None:
+                if side == "head":  # the preview workers are forked: the packs may speak gRPC from now
+                    judges.release()
+                if document.get("stack") not in real:  # a stack with a real preview is judged from that
                     judges.submit_document(side, document)
 
             found = previews(repo, stacks_dir, base_ref, progress=lambda line: errors.print(f"[dim]{line}[/]"),

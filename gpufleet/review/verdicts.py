@@ -5,6 +5,10 @@ over; stacks are judged in the order they come. `gpufleet pr` hands each preview
 ready, so the pack's work fills the cores the previews leave idle instead of following them. A verdict handed back
 is always one on exactly the resources and config the report judges: an early judgement of anything else is
 dropped and the stack judged again.
+
+Held (``held=True``), nothing starts until ``release()``: `gpufleet pr` releases when the first head preview is
+back, after gpufleet.engine.parallel has forked its workers. A fork while a thread speaks gRPC leaves the children
+gRPC's locks in whatever state they were ("Other threads are currently calling into gRPC, skipping fork()").
 """
 
 from __future__ import annotations
@@ -38,19 +42,28 @@ class Judges:
     """Two policy packs, head and base, each judging the stacks handed to it on a thread of its own. Use as a
     context manager: leaving it stops the packs. ``enabled`` False judges nothing (``--no-policies``)."""
 
-    def __init__(self, enabled: bool = True, user_config: Path | None = None):
-        self.enabled, self._user_config = enabled, user_config
+    def __init__(self, enabled: bool = True, user_config: Path | None = None, held: bool = False):
+        self.enabled, self._user_config, self._held = enabled, user_config, held
         self._threads = {side: ThreadPoolExecutor(1, thread_name_prefix=f"pack-{side}") for side in SIDES}
         self._packs: dict[str, Any] = {}  # side -> its running pack, started by its thread
-        self._judged: dict[tuple[str, str], tuple[list[Resource], Any, Future[list[Any]]]] = {}
+        self._judged: dict[tuple[str, str], tuple[list[Resource], Any, Future[list[Any]] | None]] = {}  # None: held
 
     def submit(self, side: str, stack: str, resources: list[Resource], config: Mapping[str, Any] | None) -> None:
         """Judge ``resources`` of ``stack`` on ``side`` with the fleet's policy ``config`` (and the user's), unless
         exactly these are judged already."""
         early = self._judged.get((side, stack))
         if self.enabled and (early is None or early[0] != resources or early[1] != config):
-            future = self._threads[side].submit(self._judge, side, stack, resources, config)
-            self._judged[(side, stack)] = (resources, config, future)
+            self._judged[(side, stack)] = (resources, config, self._start(side, stack, resources, config))
+
+    def _start(self, side: str, stack: str, resources: list[Resource], config: Any) -> Future[list[Any]] | None:
+        return None if self._held else self._threads[side].submit(self._judge, side, stack, resources, config)
+
+    def release(self) -> None:
+        """Start judging what was handed over while held."""
+        self._held = False
+        for key, (resources, config, future) in self._judged.items():
+            if future is None:
+                self._judged[key] = (resources, config, self._start(*key, resources, config))
 
     def submit_document(self, side: str, document: Mapping[str, Any]) -> None:
         """Judge a preview document that can be judged (resources, no errors)."""
@@ -72,6 +85,7 @@ class Judges:
         if not self.enabled:
             return {d.stack: (None, None, "policy pack not run (--no-policies)") for d in diffs}
         judged = [d for d in diffs if not (d.failed or d.partial)]
+        self.release()
         for d in judged:  # every stack handed over before the first wait
             self.submit("head", d.stack, d.head, d.policy_config)
             if d.base:

@@ -57,3 +57,12 @@ def test_documents_that_cannot_be_judged_start_no_pack(dev: dict) -> None:
         assert judges._judged == {}
         assert judges.verdicts([diff_documents(dev, dev)])["dev"] == (None, None,
                                                                        "policy pack not run (--no-policies)")
+
+
+def test_held_judges_start_nothing_until_released(dev: dict) -> None:
+    """`gpufleet pr` holds them until its preview workers are forked: no thread, no pack process, no gRPC before."""
+    with Judges(held=True) as judges:
+        judges.submit_document("base", dev)
+        assert judges._judged[("base", "dev")][2] is None and judges._packs == {}
+        head, base, _ = judges.verdicts([diff_documents(dev, dev)])["dev"]  # releases
+    assert head == [] and base == []
