@@ -42,9 +42,10 @@ BY_DATASET = {
            "SkyPilot's catalogue committed 2026-04-02, on-demand only) prices this option for this machine type in "
            "this region (the catalogue, from moto's offerings, lists it there)",
     "gcp": "the pinned GCP digest (google-cloud-pricing-cost-calculator pricing.yml, 2026-07-30) has no price for "
-           "this machine type in this region, and no other citable figure was found (SkyPilot-format catalogues "
-           "price the GPUs apart from the host, and their per-region GPU rows disagree with pricing.yml by up to "
-           "2x, so they are not used)",
+           "this machine type in this region, and no other citable figure for this option was found (the typed "
+           "third-party Catalog API snapshot gives A3 Ultra spot and an on-demand-equivalent, which calendar-mode "
+           "reservations are not priced at; SkyPilot-format catalogues price the GPUs apart from the host, and "
+           "their per-region GPU rows disagree with pricing.yml by up to 2x, so they are not used)",
     "azure": AZURE + " has no price for this size in this region",
 }
 
