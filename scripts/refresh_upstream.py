@@ -176,9 +176,13 @@ def _tool(source: GitSource, commit: str, spec: dict[str, Any], ref: str, paths:
               *spec["backends"], spec["s3_providers"]]
     commands = sorted(Path(f).stem.removeprefix("rclone_").replace("_", " ")
                       for f in source.files(commit, spec["commands"]) if f.endswith(".md"))
+    pages = {c: f"{spec['commands']}/rclone_{c.replace(' ', '_')}.md" for c in spec.get("command_flags", [])}
+    paths += list(pages.values())
     return {**derive.docker_image(source.show(commit, docker["install"]), source.show(commit, docker["workflow"]),
                                   source.show(commit, docker["dockerfile"]), ref),
             "commands": commands, "flags": derive.markdown_flags(source.show(commit, spec["flags"])),
+            **({"command_flags": {c: derive.markdown_flags(source.show(commit, page)) for c, page in pages.items()}}
+               if pages else {}),
             "backends": {path: derive.go_backend(source.show(commit, path)) for path in spec["backends"]},
             "s3_providers": sorted(Path(f).stem for f in source.files(commit, spec["s3_providers"])
                                    if f.endswith(".yaml"))}

@@ -22,9 +22,11 @@ def role_definition_id(subscription_id: pulumi.Input[str], role: str) -> pulumi.
 
 
 def grant(name: str, *, scope: pulumi.Input[str], principal_id: pulumi.Input[str], role: str,
-          subscription_id: pulumi.Input[str], description: str,
-          opts: pulumi.ResourceOptions) -> azure.authorization.RoleAssignment:
-    """One role for one service principal on one scope (the assignment's GUID name is generated)."""
+          subscription_id: pulumi.Input[str], description: str, opts: pulumi.ResourceOptions,
+          condition: str | None = None) -> azure.authorization.RoleAssignment:
+    """One role for one service principal on one scope (the assignment's GUID name is generated), optionally under
+    an ABAC condition (syntax version 2.0, the only one)."""
     return azure.authorization.RoleAssignment(
         name, scope=scope, principal_id=principal_id, principal_type="ServicePrincipal",
-        role_definition_id=role_definition_id(subscription_id, role), description=description, opts=opts)
+        role_definition_id=role_definition_id(subscription_id, role), description=description,
+        **({"condition": condition, "condition_version": "2.0"} if condition else {}), opts=opts)

@@ -1,7 +1,8 @@
 """Checkpoints across the fleet queue (docs/fleet-queue.md "Recovery across clusters"), as the stacks build them: in
 each worker's bucket, per peer, an identity its cloud trusts for the peer's checkpoint-tools ServiceAccount alone,
-limited to the export prefix (AWS, GCP) or the checkpoint container (Azure); in each worker's checkpoint sync, a
-replicate container with one projected token per peer, whose variables are the ones each cloud's SDK reads."""
+limited to the export prefix (an IAM policy's s3:prefix and object ARNs, an IAM condition on resource.name, an
+ABAC condition on the blob path and list prefix); in each worker's checkpoint sync, a replicate container with one
+projected token per peer, whose variables are the ones each cloud's SDK reads."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 
 from components.k8s import upstream
 from gpufleet.engine.capture import Graph
+from tests.components.k8s.validation import validate
 from tests.components.replica_fleet import previews, three_cloud_fleet
 from tests.conftest import of_type, one
 
@@ -79,13 +81,29 @@ def test_gcp_pools_trust_each_peers_tools_and_the_grant_is_conditioned_on_the_pr
         assert expression.endswith('/objects/checkpoints/")')
 
 
-def test_azure_federates_each_peer_on_one_identity_scoped_to_the_container(graphs: dict[str, Graph]) -> None:
+def test_azure_federates_each_peer_on_one_identity_conditioned_on_the_prefix(graphs: dict[str, Graph]) -> None:
     graph = graphs["azure-train"]
     for peer in ("gcp-train-train", "aws-train-train"):
         credential = one(graph, "FederatedIdentityCredential", f"train-checkpoint-peers-{peer}").inputs
         assert credential["subject"] == TOOLS and credential["audiences"] == [CONSTANTS["DefaultAudience"]]
-    scope = one(graph, "RoleAssignment", "train-checkpoint-peers-blob-data").inputs["scope"]
-    assert scope.endswith("/blobServices/default/containers/checkpoints")  # the checkpoint container, no wider
+    grant = one(graph, "RoleAssignment", "train-checkpoint-peers-blob-data").inputs
+    assert grant["scope"].endswith("/blobServices/default/containers/checkpoints")  # the checkpoint container
+    assert grant["conditionVersion"] == "2.0"
+    condition = grant["condition"]
+    blobs = "Microsoft.Storage/storageAccounts/blobServices/containers/blobs"
+    # as "Read or list blobs in named containers with a path" and "Write blobs ... with a path" spell it
+    # (learn.microsoft.com/azure/storage/blobs/storage-auth-abac-examples), for every blob action of the role
+    assert f"@Resource[{blobs}:path] StringStartsWith 'checkpoints/'" in condition
+    assert f"@Request[{blobs}:prefix] StringStartsWith 'checkpoints/'" in condition
+    for action in ("write", "add/action", "delete", "move/action"):
+        assert f"!(ActionMatches{{'{blobs}/{action}'}})" in condition
+    assert f"!(ActionMatches{{'{blobs}/read'}} AND NOT SubOperationMatches{{'Blob.List'}})" in condition
+    assert f"!(ActionMatches{{'{blobs}/read'}} AND SubOperationMatches{{'Blob.List'}})" in condition
+    depth = 0
+    for ch in condition:  # balanced, and the two halves joined by AND at the top level
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        assert depth >= 0
+    assert depth == 0 and ") AND ((!" in condition
 
 
 def test_one_projected_token_per_peer_with_the_audience_that_peers_identity_accepts(graphs: dict[str, Graph]) -> None:
@@ -119,3 +137,12 @@ def test_each_peers_variables_are_what_its_sdk_reads(graphs: dict[str, Graph], t
     s3 = {p["name"]: p for p in peers_file(graphs["gcp-train"])}["aws-train-train"]["env"]
     assert s3["AWS_WEB_IDENTITY_TOKEN_FILE"] == "/var/run/secrets/gpufleet/peers/aws-train-train/token"
     assert s3["AWS_ROLE_ARN"].endswith(":role/train-checkpoint-peer-gcp-train-train")
+
+
+def test_the_sync_with_its_peers_is_a_valid_cronjob_on_every_worker(graphs: dict[str, Graph]) -> None:
+    for stack in ("gcp-train", "azure-train", "aws-train"):
+        job = cronjob(graphs[stack])
+        validate({"apiVersion": "batch/v1", "kind": "CronJob", **{k: job[k] for k in ("metadata", "spec")}}, "1.33")
+        names = [c["name"] for c in pod(graphs[stack])["containers"]]
+        # AWS: no sync container (its data repository association exports), the replicate and restore only
+        assert names == (["replicate", "restore"] if stack == "aws-train" else ["rclone", "replicate", "restore"])

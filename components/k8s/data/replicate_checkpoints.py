@@ -76,8 +76,9 @@ def replicate(rclone: str, source: str, peers: list[dict], marker: str, min_age_
 
 
 def newest_complete(entries: list[dict], marker: str) -> dict[str, str]:
-    """run -> the directory (relative) of its newest complete checkpoint, from ``rclone lsjson -R --files-only``
-    entries (Path, ModTime) under the export path: ``<run>/.../<checkpoint>/<marker>``, newest by the marker's time."""
+    """run -> the directory (relative) of its newest complete checkpoint, from ``rclone lsjson --recursive
+    --files-only`` entries (Path, ModTime) under the export path: ``<run>/.../<checkpoint>/<marker>``, newest by the
+    marker's time."""
     best: dict[str, tuple[str, str]] = {}
     for entry in entries:
         path = entry["Path"]
@@ -92,8 +93,8 @@ def newest_complete(entries: list[dict], marker: str) -> dict[str, str]:
 
 def restore(rclone: str, remote: str, target: str, marker: str, flags: list[str]) -> int:
     env = dict(os.environ)  # this worker's own identity, as the pod's identity webhook or Pod Identity gave it
-    listed = subprocess.run([rclone, "lsjson", "--config=", "-R", "--files-only", remote], env=env, check=False,
-                            capture_output=True, text=True, timeout=TIMEOUT_S)
+    listed = subprocess.run([rclone, "lsjson", "--config=", "--recursive", "--files-only", remote], env=env,
+                            check=False, capture_output=True, text=True, timeout=TIMEOUT_S)
     if listed.returncode:
         log(f"restore: listing {remote} FAILED: {listed.stderr.strip()[-500:]}")
         return 1

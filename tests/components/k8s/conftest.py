@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import stat
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -41,3 +43,18 @@ def kubernetes_objects(graph: Graph) -> list[Resource]:
 def as_object(r: Resource) -> dict[str, Any]:
     """The Kubernetes object as the provider will apply it (inputs are already camelCase)."""
     return dict(r.inputs)
+
+
+FAKE_RCLONE = Path(__file__).parent / "fake_rclone.py"
+
+
+@pytest.fixture
+def fake_rclone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An executable FAKE rclone; the bucket is tmp_path/bucket, its call log tmp_path/calls.jsonl."""
+    binary = tmp_path / "rclone"
+    binary.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE_RCLONE}" "$@"\n')
+    binary.chmod(binary.stat().st_mode | stat.S_IXUSR)
+    (tmp_path / "bucket").mkdir()
+    monkeypatch.setenv("FAKE_BUCKET_ROOT", str(tmp_path / "bucket"))
+    monkeypatch.setenv("FAKE_RCLONE_LOG", str(tmp_path / "calls.jsonl"))
+    return binary

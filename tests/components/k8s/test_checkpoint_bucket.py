@@ -9,7 +9,6 @@ import contextlib
 import json
 import os
 import socket
-import stat
 import subprocess
 import sys
 import time
@@ -28,20 +27,7 @@ from tests.components.k8s.conftest import clusters
 from tests.components.k8s.test_probe import script
 from tests.components.k8s.validation import validate
 
-FAKE = Path(__file__).parent / "fake_rclone.py"
 REMOTE = "checkpoints:ckpt-bucket/.gpufleet-probe"
-
-
-@pytest.fixture
-def fake_rclone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An executable FAKE rclone; the bucket is tmp_path/bucket, its call log tmp_path/calls.jsonl."""
-    binary = tmp_path / "rclone"
-    binary.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE}" "$@"\n')
-    binary.chmod(binary.stat().st_mode | stat.S_IXUSR)
-    (tmp_path / "bucket").mkdir()
-    monkeypatch.setenv("FAKE_BUCKET_ROOT", str(tmp_path / "bucket"))
-    monkeypatch.setenv("FAKE_RCLONE_LOG", str(tmp_path / "calls.jsonl"))
-    return binary
 
 
 def _calls(tmp_path: Path) -> list[dict]:
