@@ -5,8 +5,9 @@ on one worker and dispatched to another finds its last checkpoint there. Pure da
 A worker's peers are read from the stack files: its manager's ``multikueue.workers``, less itself
 (``stacks.config.peers`` also reads the peers' own files). ``check`` refuses, from each worker's side, what cannot
 work: a worker without a checkpoint bucket in a fleet queue whose other workers have one (a job evicted elsewhere
-could not resume there, nor could its checkpoints leave it), a sync turned off (the replication runs in it), and an
-export path that differs between workers (a job reads its checkpoints at one path, wherever it runs)."""
+could not resume there, nor could its checkpoints leave it), a sync turned off (the replication runs in it), an
+export path that differs between workers (a job reads its checkpoints at one path, wherever it runs), and two EKS
+workers in one AWS account (each peer's issuer gets one IAM OIDC provider per account)."""
 
 from __future__ import annotations
 
@@ -103,8 +104,24 @@ def _problems(stack: str, spec: ClusterSpec, path: str, found: list[Peer]) -> It
                               f"(this one and {stack_file(peer.stack)}).")
 
 
+def _shared_account(cloud: Cloud, account: str | None, path: str, found: list[Peer]) -> Iterator[SpecProblem]:
+    """AWS: IAM has one OIDC provider per issuer URL per account, and each worker creates one for every peer's
+    issuer, so two EKS workers of one account with a third peer would both create the third's."""
+    same = [p for p in found if cloud is Cloud.AWS and p.cloud is Cloud.AWS and account and p.account == account]
+    if same and len(found) > 1:
+        yield SpecProblem(f"{path}.multikueue.manager", f"the fleet queue's worker {same[0].name} is in this "
+                          f"worker's AWS account ({account}): both would create the IAM OIDC provider of their "
+                          "other peers' issuers, which IAM allows once per account.",
+                          "Put the EKS workers of one fleet queue in different AWS accounts.")
+
+
 def check(stack: str, fleet: Fleet, fleets: Mapping[str, Fleet]) -> list[SpecProblem]:
     """Every problem of this stack's workers with replicating checkpoints to their peers (``fleets``: the stacks
     they name and their peers', by name)."""
-    return [problem for i, c in enumerate(fleet.clusters) if multikueue.is_worker(c.spec)
-            for problem in _problems(stack, c.spec, f"clusters[{i}]", peers(stack, c.spec, fleets))]
+    out = []
+    for i, c in enumerate(fleet.clusters):
+        if multikueue.is_worker(c.spec):
+            found = peers(stack, c.spec, fleets)
+            out += [*_problems(stack, c.spec, f"clusters[{i}]", found),
+                    *_shared_account(fleet.cloud, fleet.spec.account, f"clusters[{i}]", found)]
+    return out

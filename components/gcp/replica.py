@@ -10,6 +10,7 @@ which IAM conditions need; it is CMEK-encrypted by the Cloud Storage service age
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import pulumi
@@ -25,9 +26,11 @@ from components.replicas import Source, collect, prefix, when_known
 PROVIDER_ID = "checkpoint-tools"
 
 
-def pool_id(source: str) -> str:
-    """4-32 characters, lower case, not starting with gcp- (one pool per peer: every peer's subject is the same)."""
-    return f"gpufleet-ckpt-{source}"[:32].rstrip("-")
+def pool_id(worker: str, source: str) -> str:
+    """One pool per (this worker, peer): every peer's subject is the same, and pool ids are unique per project,
+    which other workers may share. 4-32 characters, lower case: a digest of both names, then the peer's."""
+    digest = hashlib.sha256(f"{worker}<{source}".encode()).hexdigest()[:8]
+    return f"ckpt-{digest}-{source}"[:32].rstrip("-")
 
 
 def condition(bucket: str, under: str) -> str:
@@ -37,10 +40,11 @@ def condition(bucket: str, under: str) -> str:
 
 def _trust(name: str, source: Source, cluster: Cluster, project: Any, project_number: Any, bucket: Any,
            opts: pulumi.ResourceOptions) -> pulumi.Output[Any]:
-    under, subject = prefix(cluster), checkpoint_tools.subject()
+    under, subject, worker = prefix(cluster), checkpoint_tools.subject(), f"{pulumi.get_stack()}-{cluster.name}"
 
     def build(issuer: str) -> pulumi.Output[Any]:
-        pool = gcp.iam.WorkloadIdentityPool(f"{name}-{source.name}", workload_identity_pool_id=pool_id(source.name),
+        pool = gcp.iam.WorkloadIdentityPool(f"{name}-{source.name}",
+                                            workload_identity_pool_id=pool_id(worker, source.name),
                                             project=project, display_name=f"gpufleet checkpoints {source.name}"[:32],
                                             opts=opts)
         provider = gcp.iam.WorkloadIdentityPoolProvider(

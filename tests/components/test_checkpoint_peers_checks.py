@@ -92,3 +92,22 @@ def test_the_preview_refuses_it_in_one_line_with_the_config_path(tmp_path: Path)
     lines = [line for line in result.output.splitlines() if "export_path" in line]
     assert len(lines) == 1 and "clusters[0].storage.lustre.export_path: is 'checkpoints/'" in lines[0]
     assert "Traceback" not in result.output
+
+
+def test_two_eks_workers_of_one_account_with_a_third_peer_are_refused() -> None:
+    """IAM allows one OIDC provider per issuer URL per account (EntityAlreadyExists otherwise): both EKS workers
+    would create one for gcp-train's issuer."""
+    raw = {s: example_fleet(s) for s in STACKS}
+    raw["aws-a"], raw["aws-b"] = example_fleet("aws-train"), example_fleet("aws-train")
+    for name in ("aws-a", "aws-b"):
+        raw[name]["account"] = "111122223333"
+        raw[name]["clusters"][0]["multikueue"] = {"manager": {"stack": "fleet", "cluster": "queue", "reach": "network",
+                                                               "cidrs": ["10.64.0.0/14"]}}
+        raw["fleet"]["clusters"][0]["multikueue"]["workers"].append({"stack": name, "cluster": "train"})
+    fleets = {s: resolve(f) for s, f in raw.items()}
+    found = {p.path: p.message for p in checkpoint_peers.check("aws-a", fleets["aws-a"], fleets)}
+    assert list(found) == ["clusters[0].multikueue.manager"]
+    assert "aws-b-train is in this worker's AWS account (111122223333)" in found["clusters[0].multikueue.manager"]
+    raw["aws-b"]["account"] = "444455556666"  # another account: nothing to refuse
+    fleets = {s: resolve(f) for s, f in raw.items()}
+    assert checkpoint_peers.check("aws-a", fleets["aws-a"], fleets) == []

@@ -6,6 +6,7 @@ projected token per peer, whose variables are the ones each cloud's SDK reads.""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -73,8 +74,11 @@ def test_gcp_pools_trust_each_peers_tools_and_the_grant_is_conditioned_on_the_pr
         provider = one(graph, "WorkloadIdentityPoolProvider", f"train-checkpoint-peer-{peer}").inputs
         assert provider["attributeCondition"] == f"assertion.sub == '{TOOLS}'"
         assert provider["oidc"]["allowedAudiences"] == ["gpufleet-checkpoints:ml-train-prod:train"]
+        pool = one(graph, "WorkloadIdentityPool", f"train-checkpoint-peer-{peer}").inputs["workloadIdentityPoolId"]
+        assert len(pool) <= 32 and pool.endswith(f"-{peer}")  # one pool per peer: each peer's subject is the same
         member = one(graph, "BucketIAMMember", f"train-checkpoint-peer-{peer}").inputs
-        assert member["member"].endswith(f"/subject/{TOOLS}") and member["member"].startswith("principal://")
+        assert member["member"].startswith("principal://iam.googleapis.com/projects/")
+        assert member["member"].endswith(f"/workloadIdentityPools/{pool}/subject/{TOOLS}")
         assert member["role"] == "roles/storage.objectUser"
         expression = member["condition"]["expression"]
         assert 'resource.name.startsWith("projects/_/buckets/' in expression
@@ -130,7 +134,9 @@ def test_each_peers_variables_are_what_its_sdk_reads(graphs: dict[str, Graph], t
     credentials, _ = google.auth.load_credentials_from_dict(config)
     assert type(credentials).__module__ == "google.auth.identity_pool"
     assert credentials._audience.startswith("//iam.googleapis.com/projects/")
-    assert credentials._audience.endswith("/workloadIdentityPools/gpufleet-ckpt-aws-train-train/providers/"
+    # gcp-train's pool for aws-train: "ckpt-", 8 hex of sha256("<worker><<peer>"), "-", the peer's name
+    digest = hashlib.sha256(b"gcp-train-train<aws-train-train").hexdigest()[:8]
+    assert credentials._audience.endswith(f"/workloadIdentityPools/ckpt-{digest}-aws-train-train/providers/"
                                           "checkpoint-tools")
     aws = by_name["gcp-train-train"]  # gcp-train as aws-train's peer: the GCP remote, no AWS variable
     assert not any(k.startswith("AWS_") for k in aws["env"])

@@ -51,7 +51,7 @@ def _access(fleet: Fleet, c: Cluster) -> dict[str, Any]:
             "audience": "api://AzureADTokenExchange"}
 
 
-def _replica(fleet: Fleet, c: Cluster, sources: list[str]) -> dict[str, Any]:
+def _replica(stack: str, fleet: Fleet, c: Cluster, sources: list[str]) -> dict[str, Any]:
     """A worker's checkpoint bucket and, per peer, the identity the peer becomes there (components/replicas.py)."""
     name = c.spec.storage.lustre.bucket  # type: ignore[union-attr]
     # S3: the name the AWS fakes give that stack's own bucket (bucket_prefix + a stable id), so both sides agree
@@ -63,7 +63,7 @@ def _replica(fleet: Fleet, c: Cluster, sources: list[str]) -> dict[str, Any]:
                           for s in sources}
     elif fleet.cloud is Cloud.GCP:
         out["sources"] = {s: {"provider": f"projects/{gcp.PROJECT_NUMBER}/locations/global/workloadIdentityPools/"
-                                          f"{pool_id(s)}/providers/checkpoint-tools"}
+                                          f"{pool_id(f'{stack}-{c.name}', s)}/providers/checkpoint-tools"}
                           for s in sources}
     else:
         out.update({"account": f"fake{hex_id(c.name, 12)}", "tenant_id": azure.TENANT,
@@ -85,7 +85,7 @@ def outputs_of(fleet: Fleet, stack: str | None = None, fleets: dict[str, Fleet] 
             found = checkpoint_peers.peers(stack, c.spec, fleets) if stack and fleets else []
             if checkpoint_peers.replicates(c.spec, found):
                 out[checkpoint_peers.issuer_output(c.name)] = _issuer(fleet, c)
-                out[checkpoint_peers.replica_output(c.name)] = _replica(fleet, c, [p.name for p in found])
+                out[checkpoint_peers.replica_output(c.name)] = _replica(stack, fleet, c, [p.name for p in found])
     return out
 
 
