@@ -15,6 +15,7 @@ from capacity.terminal import Format
 from gpufleet.checks.cli import check_previews, policy_app, verdicts_document
 from gpufleet.deploy import cli as deploy_cli
 from gpufleet.engine.capture import ProgramError
+from gpufleet.engine.levers import exit_after_previews
 from gpufleet.engine.parallel import preview_many
 from gpufleet.engine.render import print_notes, print_preview
 from gpufleet.jobs.cli import jobs_app
@@ -123,5 +124,11 @@ app.add_typer(netsim_app, name="netsim")
 app.add_typer(jobs_app, name="jobs")
 
 
-if __name__ == "__main__":
+def run() -> None:
+    """The `gpufleet` command: a process that ends after its command (tests invoke ``app`` in one long process)."""
+    exit_after_previews()
     app()
+
+
+if __name__ == "__main__":
+    run()

@@ -10,25 +10,20 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import runpy
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pulumi
 from google.protobuf import json_format
 from pulumi.runtime import mocks as pulumi_mocks
-from pulumi.runtime import resource as sdk_resource
 from pulumi.runtime import settings
 from pulumi.runtime.config import set_all_config
-from pulumi.runtime.proto import source_pb2
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
+from gpufleet.engine.levers import untraced_heap, without_sdk_diagnostics
 from gpufleet.engine.mocks import FleetMocks, UnknownInvoke
 
 PROJECT = "gpufleet"
@@ -164,27 +159,6 @@ def _tree_order(resources: list[Resource]) -> list[Resource]:
     return sorted(resources, key=lineage)
 
 
-@contextmanager
-def _without_sdk_diagnostics() -> Iterator[None]:
-    """For every resource the SDK walks the Python stack (source positions for the engine's error messages) and
-    logs debug lines; the offline preview keeps neither, and they were a sixth of a 7,700-resource preview's CPU
-    (benchmarks/preview_bench.py, which sets GPUFLEET_SDK_DIAGNOSTICS=1 for the other side of its comparison)."""
-    if os.environ.get("GPUFLEET_SDK_DIAGNOSTICS") == "1":
-        yield
-        return
-    saved = sdk_resource._get_stack_trace, pulumi.log.debug
-    sdk_resource._get_stack_trace = source_pb2.StackTrace  # an empty trace: no frames, so no source position
-    pulumi.log.debug = _discard
-    try:
-        yield
-    finally:
-        sdk_resource._get_stack_trace, pulumi.log.debug = saved
-
-
-def _discard(*_: Any, **__: Any) -> None:
-    return None
-
-
 def run_program(stack: str, config: dict[str, Any], program: Path = PROGRAM) -> Graph:
     """Run ``program`` for ``stack`` with ``config`` under mocks; the captured graph in tree order."""
     mocks = FleetMocks()
@@ -200,7 +174,7 @@ def run_program(stack: str, config: dict[str, Any], program: Path = PROGRAM) -> 
     logger, collect = _program_logger()
     pulumi_mocks.set_mocks(mocks, project=PROJECT, stack=stack, preview=True, monitor=monitor, logger=logger)
     try:
-        with _without_sdk_diagnostics():
+        with without_sdk_diagnostics(), untraced_heap():
             _sync_await(run_pulumi_func(lambda: runpy.run_path(str(program), run_name="__main__")))
     except Exception as err:
         registered = len(monitor.recorded)
