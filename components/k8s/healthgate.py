@@ -17,7 +17,7 @@ from components.fleet import Cluster, Pool
 from components.k8s import images, textfile, upstream
 from components.k8s.interconnect import GPUDIRECT_PIN, container_from_facts, fabric_limits, nic_annotations
 from components.k8s.kueue import GPU, PRIORITIES
-from components.k8s.model import Manifest, Obj, Rendered, config_map, namespace, obj
+from components.k8s.model import Manifest, Obj, Rendered, config_map, namespace, obj, yaml_text
 from components.k8s.nvidia import dcgm_image
 from components.k8s.scheduling import on_pools, tolerations
 
@@ -235,7 +235,7 @@ def health_gate(cluster: Cluster) -> Rendered:
     for pools in by_machine(cluster).values():
         docs = job_template(cluster, pools)
         out.manifests.append(config_map(f"health-gate-{slug(pools[0].machine)}", NAMESPACE,
-                                        {"job.yaml": yaml.safe_dump_all(docs, sort_keys=False)},
+                                        {"job.yaml": yaml_text(docs)},
                                         {"gpufleet.io/machine-type": pools[0].machine.name}))
     return out
 

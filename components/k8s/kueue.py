@@ -5,13 +5,14 @@ team's namespace, PriorityClasses, and preemption within the cohort."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 import yaml
 
 from components.catalog import Fabric
 from components.fleet import Cluster, Pool
 from components.k8s import charts, upstream
-from components.k8s.model import Manifest, Obj, Release, Rendered, namespace, obj
+from components.k8s.model import Manifest, Obj, Release, Rendered, namespace, obj, yaml_text
 from components.k8s.nvidia import RDMA_HCA_MAX, RDMA_RESOURCE
 from components.k8s.scheduling import POOL_LABEL, TOPOLOGY_LABELS, tolerations
 from components.spec import KueueTeam
@@ -60,14 +61,20 @@ def constant(path: str, name: str) -> str:
 def manager_config(frameworks: list[str], extra: Obj | None = None) -> str:
     """The chart's default Configuration (recorded in the pin's digest) with exactly these integrations on (Kueue
     manages the kinds the cluster runs), waitForPodsReady on, and ``extra`` sections (a MultiKueue manager's)."""
-    config = yaml.safe_load(upstream.digest(charts.KUEUE.pin)["chart"]["defaults"][MANAGER_CONFIG])
+    config = dict(_chart_config())  # only top-level keys are set below: the parsed defaults stay as recorded
     config.update(extra or {})
     config["integrations"] = {**config.get("integrations", {}), "frameworks": frameworks}
     config["waitForPodsReady"] = WAIT_FOR_PODS_READY
     # quota use and nominal quota per ClusterQueue (kueue_cluster_queue_resource_usage / _nominal_quota): the
     # queues dashboard reads them, and Kueue publishes them only with this on (off in the chart's default)
     config["metrics"] = {**config.get("metrics", {}), "enableClusterQueueResources": True}
-    return yaml.safe_dump(config, sort_keys=False)
+    return yaml_text([config])
+
+
+@cache
+def _chart_config() -> Obj:
+    """The chart's default manager Configuration, parsed once per process (every cluster's Kueue starts from it)."""
+    return dict(yaml.safe_load(upstream.digest(charts.KUEUE.pin)["chart"]["defaults"][MANAGER_CONFIG]))
 
 
 def manager_image() -> dict[str, str]:
