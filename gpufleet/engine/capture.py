@@ -24,7 +24,7 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from gpufleet.engine.levers import untraced_heap, without_sdk_diagnostics
-from gpufleet.engine.mocks import FleetMocks, UnknownInvoke
+from gpufleet.engine.mocks import FleetMocks, FleetMonitor, UnknownInvoke
 
 PROJECT = "gpufleet"
 PROGRAM = Path(__file__).resolve().parents[2] / "stacks" / "__main__.py"
@@ -123,7 +123,7 @@ def _program_logger() -> tuple[logging.Logger, _Collect]:
     return logger, collect
 
 
-class RecordingMonitor(pulumi_mocks.MockMonitor):
+class RecordingMonitor(FleetMonitor):
     def __init__(self, mocks: FleetMocks):
         super().__init__(mocks)
         self.recorded: list[Resource] = []

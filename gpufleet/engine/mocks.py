@@ -5,9 +5,14 @@ An invoke with no fake answer fails loudly, by name, rather than returning somet
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
-from pulumi.runtime import MockCallArgs, MockResourceArgs, Mocks
+from google.protobuf import struct_pb2
+from pulumi.runtime import MockCallArgs, MockResourceArgs, Mocks, rpc
+from pulumi.runtime.mocks import MockMonitor, _resolve_callbacks
+from pulumi.runtime.proto import resource_pb2
+from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
 from gpufleet.engine.fakes import CLOUDS
 from gpufleet.engine.fakes.base import hex_id
@@ -40,3 +45,50 @@ class FleetMocks(Mocks):
             self.unknown_invokes.append(args.token)
             raise UnknownInvoke(args.token)
         return answer(args.args)
+
+
+class FleetMonitor(MockMonitor):
+    """The SDK's MockMonitor (pulumi 3.272), whose RegisterResource serializes a resource's outputs through the SDK's
+    asynchronous serializer on an event loop of its own. Outputs of plain data (nearly all: FleetMocks echoes the
+    inputs) go straight into the protobuf Struct, as that serializer would put them; anything else (unknowns,
+    resource references, assets) still goes through it. GPUFLEET_SDK_MONITOR=1 keeps the SDK's own method (for
+    benchmarks/preview_bench.py)."""
+
+    def RegisterResource(self, request: Any) -> Any:
+        if request.type == "pulumi:pulumi:Stack" or os.environ.get("GPUFLEET_SDK_MONITOR") == "1":
+            return super().RegisterResource(request)
+        urn = self.make_urn(request.parent, request.type, request.name)
+        _ensure_event_loop()  # deserializing a resource reference needs one on this thread
+        args = MockResourceArgs(typ=request.type, name=request.name, inputs=rpc.deserialize_properties(request.object),
+                                provider=request.provider, resource_id=request.importId,
+                                custom=request.custom or False, transforms=_resolve_callbacks(request.transforms))
+        id_, state = self.mocks.new_resource(args)
+        outputs = plain_struct(state)
+        if outputs is None:
+            outputs = _sync_await(rpc.serialize_properties(state, {}))
+        self.resources[urn] = MockMonitor.ResourceRegistration(urn, id_, state)
+        return resource_pb2.RegisterResourceResponse(urn=urn, id=id_, object=outputs)
+
+
+_SCALARS = (str, bool, int, float, type(None))
+
+
+def _plain(value: Any) -> bool:
+    kind = type(value)
+    if kind in _SCALARS:
+        return True
+    if kind is dict:
+        return all(type(k) is str and _plain(v) for k, v in value.items())
+    return kind is list and all(_plain(v) for v in value)
+
+
+def plain_struct(state: dict[str, Any]) -> struct_pb2.Struct | None:
+    """What rpc.serialize_properties(state, {}) gives for JSON data (exact types only; a top-level None is left out,
+    nested ones kept), built directly; None when ``state`` holds anything else."""
+    if not all(type(k) is str and _plain(v) for k, v in state.items()):
+        return None
+    struct = struct_pb2.Struct()
+    for key, value in state.items():
+        if value is not None:
+            struct[key] = value
+    return struct

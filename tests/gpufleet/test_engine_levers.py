@@ -1,0 +1,113 @@
+"""The offline preview's speed levers change how the SDK runs, never what a preview records (their speed is measured in
+benchmarks/preview_bench.py): outputs built straight into a Struct are the SDK serializer's, byte for byte; the
+collector is off only while a program runs, and back on after it, whatever happened."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pulumi.output import Unknown
+from pulumi.runtime import rpc
+
+from gpufleet.engine import levers
+from gpufleet.engine.capture import ProgramError, run_program
+from gpufleet.engine.mocks import plain_struct
+
+scalars = st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.floats(allow_nan=False) | st.text(max_size=8)
+json_values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4)
+                           | st.dictionaries(st.text(max_size=6), inner, max_size=4), max_leaves=20)
+
+
+def sdk_struct(state: dict[str, Any]) -> bytes:
+    loop = asyncio.new_event_loop()
+    try:
+        return loop.run_until_complete(rpc.serialize_properties(state, {})).SerializeToString(deterministic=True)
+    finally:
+        loop.close()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.text(max_size=6), json_values, max_size=6))
+def test_plain_outputs_are_what_the_sdk_serializer_gives(state: dict[str, Any]) -> None:
+    struct = plain_struct(state)
+    assert struct is not None
+    assert struct.SerializeToString(deterministic=True) == sdk_struct(state)
+
+
+def test_top_level_none_is_left_out_and_nested_none_kept() -> None:  # as the SDK serializer does (checked above)
+    struct = plain_struct({"gone": None, "kept": {"inner": None}, "list": [None]})
+    assert struct is not None
+    assert set(struct.keys()) == {"kept", "list"}
+    assert struct["kept"]["inner"] is None and list(struct["list"]) == [None]
+
+
+@pytest.mark.parametrize("value", [Unknown(), ("a", "tuple"), {"nested": [Unknown()]}, {1: "int key"}, b"bytes"])
+def test_anything_but_plain_data_is_left_to_the_sdk(value: Any) -> None:
+    assert plain_struct({"key": value}) is None
+
+
+PROGRAM = """\
+import gc
+import pulumi
+
+pulumi.CustomResource("test:index:Thing", "probe", props={"collecting": gc.isenabled()})
+"""
+
+FAILING = """\
+import pulumi
+
+pulumi.CustomResource("test:index:Thing", "bad", props={"a": pulumi.Output.from_input(1).apply(lambda _: 1 / 0)})
+"""
+
+
+@pytest.fixture
+def exits_after_previews(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setattr(levers, "_exits_after_previews", True)
+    yield
+    gc.unfreeze()
+
+
+def collecting_during(program: Path) -> bool:
+    [resource] = run_program("test", {}, program).resources
+    return bool(resource.inputs["collecting"])
+
+
+def test_no_collection_while_the_program_runs_and_on_again_after(tmp_path: Path) -> None:
+    (tmp_path / "probe.py").write_text(PROGRAM)
+    assert gc.isenabled()
+    assert collecting_during(tmp_path / "probe.py") is False
+    assert gc.isenabled()
+
+
+def test_sdk_defaults_keep_the_collector_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "probe.py").write_text(PROGRAM)
+    monkeypatch.setenv("GPUFLEET_GC_DEFAULTS", "1")
+    assert collecting_during(tmp_path / "probe.py") is True
+
+
+def test_on_again_after_a_failed_program(tmp_path: Path) -> None:
+    (tmp_path / "failing.py").write_text(FAILING)
+    with pytest.raises(ProgramError):
+        run_program("test", {}, tmp_path / "failing.py")
+    assert gc.isenabled()
+
+
+def test_a_long_process_leaves_the_run_to_the_collector(tmp_path: Path) -> None:
+    (tmp_path / "probe.py").write_text(PROGRAM)
+    frozen = gc.get_freeze_count()
+    run_program("test", {}, tmp_path / "probe.py")
+    assert gc.get_freeze_count() == frozen
+
+
+def test_the_cli_process_freezes_what_a_run_made(tmp_path: Path, exits_after_previews: None) -> None:
+    (tmp_path / "probe.py").write_text(PROGRAM)
+    frozen = gc.get_freeze_count()
+    run_program("test", {}, tmp_path / "probe.py")
+    assert gc.get_freeze_count() > frozen
