@@ -26,6 +26,7 @@ import boto3
 import pytest
 from moto.server import ThreadedMotoServer
 
+from components.k8s import kueue
 from tests.components.replica_fleet import previews, three_cloud_fleet
 from tests.conftest import one
 
@@ -43,14 +44,23 @@ def moto() -> Iterator[str]:
     server.stop()
 
 
-def kueue_model(order: list[str], admitted: str, room: dict[str, bool]) -> tuple[list[str], str]:
-    """MODEL of Kueue v0.19.2's MultiKueue manager on an eviction (workload.go, as docs/fleet-queue.md cites it): the
-    copy on the admitting worker is evicted, the check is reset to Retry ("Workload evicted on worker cluster ...,
-    resetting for re-admission"), the workload queues again on the manager and is dispatched from the start of the
-    config's order; the first worker with room admits it. Returns the check's states and the new worker."""
-    states = ["Ready", "Retry", "Pending"]
+STATES = "apis/kueue/v1beta2/admissioncheck_types.go"  # Kueue's CheckState constants, from the kueue digest
+
+
+def kueue_model(order: list[str], admitted: str, room: dict[str, bool]) -> tuple[list[tuple[str, str]], str]:
+    """MODEL of Kueue v0.19.2's MultiKueue manager on an eviction, not Kueue: as workload.go reads (the branch "workload
+    evicted on worker cluster"), a Ready check whose remote copy was evicted is set to Retry with the message
+    "Workload evicted on worker cluster: <name>, resetting for re-admission"; the workload queues on the manager
+    again and is dispatched from the start of the config's order (incremental, stepSize 1, the config's order:
+    docs/fleet-queue.md); the first worker with room admits it and the check is Ready again. Returns the check's
+    (state, message) history and the worker that admitted it."""
+    ready, retry, pending = (kueue.constant(STATES, f"CheckState{s}") for s in ("Ready", "Retry", "Pending"))
+    history = [(ready, f"admitted on {admitted}")]
     assert room[admitted] is False  # its nodes failed: no room there now
-    return [*states, "Ready"], next(w for w in order if room[w])
+    history += [(retry, f'Workload evicted on worker cluster: "{admitted}", resetting for re-admission. '
+                        f'Previously: "{ready}"'), (pending, "dispatching")]
+    now_on = next(w for w in order if room[w])
+    return [*history, (ready, f"admitted on {now_on}")], now_on
 
 
 def container(graph: Any, name: str) -> dict[str, Any]:
@@ -115,11 +125,17 @@ def test_an_evicted_job_resumes_on_another_clouds_worker_from_its_replicated_che
     role = to_b["env"]["AWS_ROLE_ARN"].rsplit("/", 1)[-1]
     assert len(callers) == 1 and f":assumed-role/{role}/" in callers.pop()  # the role B's stack made for A
 
-    # 3. A loses its nodes: the manager (MODEL) retries pretrain's workload on the next worker of its order
-    order = one(graphs["fleet"], CONFIG, "queue-addons-multikueueconfig-pretrain").inputs["spec"]["clusters"]
+    # 3. A loses its nodes: the manager (MODEL) retries pretrain's workload on the next worker of its order, read
+    # from the manager's objects: the team's ClusterQueue -> its MultiKueue AdmissionCheck -> MultiKueueConfig
+    fleet = graphs["fleet"]
+    queue = one(fleet, ":ClusterQueue", "queue-addons-clusterqueue-pretrain").inputs["spec"]
+    [check] = queue["admissionChecksStrategy"]["admissionChecks"]
+    params = one(fleet, ":AdmissionCheck", f"queue-addons-admissioncheck-{check['name']}").inputs["spec"]["parameters"]
+    order = one(fleet, CONFIG, f"queue-addons-multikueueconfig-{params['name']}").inputs["spec"]["clusters"]
     assert order[:2] == ["gcp-train-train", "aws-train-train"]
-    states, now_on = kueue_model(order, "gcp-train-train", {w: w != "gcp-train-train" for w in order})
-    assert states[1] == "Retry" and now_on == "aws-train-train"
+    history, now_on = kueue_model(order, "gcp-train-train", {w: w != "gcp-train-train" for w in order})
+    assert [state for state, _ in history] == ["Ready", "Retry", "Pending", "Ready"]  # Kueue's CheckState values
+    assert "resetting for re-admission" in history[1][1] and now_on == "aws-train-train"
 
     # 4. on B, the restore (as B's stack renders it) lists B's bucket and brings the newest complete step to Lustre
     restore = container(b, "restore")
