@@ -33,15 +33,18 @@ def workers(jobs: int, stacks: int) -> int:
     return max(1, min(jobs or os.cpu_count() or 1, stacks))
 
 
-def preview_many(names: list[str], stacks_dir: Path, jobs: int = 0,
-                 progress: Callable[[str], None] = lambda _: None) -> Iterator[tuple[str, Result]]:
-    """(stack, Preview or ProgramError) in ``names`` order; ``progress`` gets a line as each stack finishes."""
+def preview_many(names: list[str], stacks_dir: Path, jobs: int = 0, progress: Callable[[str], None] = lambda _: None,
+                 on_result: Callable[[Result], None] = lambda _: None) -> Iterator[tuple[str, Result]]:
+    """(stack, Preview or ProgramError) in ``names`` order; ``progress`` gets a line and ``on_result`` the result as
+    each stack finishes (in the order they finish; from the pool's thread when several run at once)."""
     count = workers(jobs, len(names))
     if count == 1 or "fork" not in multiprocessing.get_all_start_methods():
         for i, name in enumerate(names, 1):
             if len(names) > 1:
                 progress(f"[{i}/{len(names)}] previewing {name}…")
-            yield name, _one(name, stacks_dir)
+            result = _one(name, stacks_dir)
+            on_result(result)
+            yield name, result
         return
     done = 0
 
@@ -50,6 +53,7 @@ def preview_many(names: list[str], stacks_dir: Path, jobs: int = 0,
         done += 1
         result = future.result()
         progress(f"[{done}/{len(names)}] {result.stack if isinstance(result, Preview) else 'a stack'} previewed")
+        on_result(result)
 
     shared_by = int(os.environ.get("GPUFLEET_PREIMPORT") or 2)
     if shared_by:

@@ -37,3 +37,32 @@ def test_results_keep_the_named_order_and_failures(monkeypatch: pytest.MonkeyPat
 @pytest.mark.parametrize(("jobs", "stacks", "expected"), [(1, 4, 1), (3, 2, 2), (2, 4, 2), (5, 1, 1)])
 def test_workers_never_exceed_the_stacks(jobs: int, stacks: int, expected: int) -> None:
     assert parallel.workers(jobs, stacks) == expected
+
+
+
+def waiting_preview(name: str, stacks_dir: Path) -> Preview:  # FAKE: "a" waits until "b" has been handed over
+    handed = stacks_dir / "b-handed-over"
+    deadline = time.monotonic() + 60
+    while name == "a" and not handed.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return Preview(stack=name, errors=[] if name != "a" or handed.exists() else ["b was not handed over"])
+
+
+def test_each_result_is_handed_over_as_it_finishes(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`gpufleet pr` starts judging a stack on ``on_result`` while the others still run: "a" is yielded first,
+    but finishes only once "b" has been handed over."""
+    monkeypatch.setattr(parallel, "preview_stack", waiting_preview)
+    finished: list[str] = []
+
+    def hand_over(result: parallel.Result) -> None:
+        assert isinstance(result, Preview)
+        finished.append(result.stack)
+        if result.stack == "b":
+            (tmp_path / "b-handed-over").touch()
+
+    got = list(parallel.preview_many(["a", "b"], tmp_path, jobs=2, on_result=hand_over))
+    assert [n for n, _ in got] == ["a", "b"] and got[0][1].errors == []
+    assert finished == ["b", "a"]
+    serial: list[str] = []
+    list(parallel.preview_many(["c", "d"], tmp_path, jobs=1, on_result=lambda r: serial.append(r.stack)))
+    assert serial == ["c", "d"]
