@@ -25,7 +25,7 @@ from components.errors import SpecError
 from gpufleet.checks.analyzer import stack_policy_config
 from gpufleet.engine.capture import ProgramError
 from gpufleet.engine.parallel import preview_many
-from gpufleet.engine.preview import preview_stack
+from gpufleet.engine.preview import Preview, preview_stack
 from stacks.config import stack_names
 
 CODE = ("components/", "gpufleet/", "policies/", "pyproject.toml")
@@ -58,6 +58,12 @@ def changed_files(repo: Path, base: str) -> list[str]:
     tracked = git(repo, "diff", "--name-only", base).splitlines()
     untracked = git(repo, "ls-files", "--others", "--exclude-standard").splitlines()
     return sorted(set(tracked) | set(untracked))
+
+
+def _stack_file(path: str, stacks_rel: str) -> bool:
+    """A ``Pulumi.<stack>.yaml`` right in the stacks directory: config the programs read, no code they run."""
+    name = Path(path).name
+    return str(Path(path).parent) == stacks_rel.rstrip("/") and name.startswith("Pulumi.") and name.endswith(".yaml")
 
 
 def touched_stacks(files: list[str], stacks_rel: str, known: list[str]) -> list[str]:
@@ -190,12 +196,16 @@ def _store(path: Path, document: dict[str, Any]) -> None:
 
 @contextmanager
 def base_previews(repo: Path, commit: str, base_root: Path, stacks_rel: str, stacks: list[str],
-                  ready: Ready = _quiet) -> Iterator[Callable[[], dict[str, dict[str, Any]]]]:
+                  ready: Ready = _quiet, same_code: bool = False,
+                  progress: Callable[[str], None] = _quiet) -> Iterator[Callable[[], dict[str, dict[str, Any]]]]:
     """The merge-base previews, as a function that returns them. With the base's own code, those not in the cache
     (keyed by content; only successful previews are kept, a failure may be transient) start at once as one
     subprocess, so they run while the caller previews the working tree; when a program fails there, each stack is
-    previewed alone to tell which. Without it, they run here, one at a time (the Pulumi runtime is process-global),
-    when asked for. ``ready`` gets each document as soon as it is there (a cached one at once)."""
+    previewed alone to tell which. When the change touches stack files only (``same_code``: the base's code is this
+    code), they are previewed here first, forked like the working tree's, without a second interpreter importing
+    the SDKs again; a stack that fails here goes to the base's own CLI, whose messages name its files as the
+    base's. Without the base's own code, they run here, one at a time (the Pulumi runtime is process-global), when
+    asked for. ``ready`` gets each document as soon as it is there (a cached one at once)."""
     base_dir = base_root / stacks_rel
     if not _own_code(base_root):
         def one(stack: str) -> dict[str, Any]:
@@ -211,6 +221,13 @@ def base_previews(repo: Path, commit: str, base_root: Path, stacks_rel: str, sta
     missing = [s for s in stacks if s not in documents]
     for document in documents.values():
         ready("base", document)
+    if missing and same_code:
+        for s, result in preview_many(missing, base_dir, 0, lambda line: progress(f"merge base: {line}")):
+            if isinstance(result, Preview) and result.ok:
+                documents[s] = _with_policy_config(result.document(), s, base_dir)
+                _store(cache[s], documents[s])
+                ready("base", documents[s])
+        missing = [s for s in missing if s not in documents]
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         run = _cli_preview(base_root, missing, base_dir, out, err) if missing else None
 
@@ -249,14 +266,19 @@ def previews(repo: Path, stacks_rel: str = "stacks", base_ref: str | None = None
         base_dir = base_root / stacks_rel
         known = sorted(set(stack_names(head_dir) if head_dir.exists() else []) |
                        set(stack_names(base_dir) if base_dir.exists() else []))
-        stacks = touched_stacks(changed_files(root, commit), stacks_rel, known)
+        files = changed_files(root, commit)
+        stacks = touched_stacks(files, stacks_rel, known)
+        same_code = all(_stack_file(f, stacks_rel) for f in files)
         progress(f"previewing {len(stacks)} stack(s) at the merge base {commit[:8]}…")
-        with base_previews(root, commit, base_root, stacks_rel, stacks, ready) as base_side:
+        with base_previews(root, commit, base_root, stacks_rel, stacks, ready, same_code, progress) as base_side:
             head = {}
             present = [s for s in stacks if (head_dir / f"Pulumi.{s}.yaml").exists()]
             progress(f"previewing {len(present)} stack(s) in the working tree…")
-            for s, result in preview_many(present, head_dir, 0, progress):
+            def finished(result: Preview | ProgramError) -> None:  # a failure has no verdicts to start on
+                if isinstance(result, Preview):
+                    ready("head", result.document())
+
+            for s, result in preview_many(present, head_dir, 0, progress, finished):
                 head[s] = failed(s, str(result)) if isinstance(result, ProgramError) else result.document()
-                ready("head", head[s])
             base = base_side()
     return PrPreviews(commit, stacks, base, {s: head.get(s, {**EMPTY, "stack": s}) for s in stacks})

@@ -13,6 +13,7 @@ gRPC's locks in whatever state they were ("Other threads are currently calling i
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -47,23 +48,26 @@ class Judges:
         self._threads = {side: ThreadPoolExecutor(1, thread_name_prefix=f"pack-{side}") for side in SIDES}
         self._packs: dict[str, Any] = {}  # side -> its running pack, started by its thread
         self._judged: dict[tuple[str, str], tuple[list[Resource], Any, Future[list[Any]] | None]] = {}  # None: held
+        self._lock = threading.Lock()  # stacks are handed over from the preview pool's thread too
 
     def submit(self, side: str, stack: str, resources: list[Resource], config: Mapping[str, Any] | None) -> None:
         """Judge ``resources`` of ``stack`` on ``side`` with the fleet's policy ``config`` (and the user's), unless
         exactly these are judged already."""
-        early = self._judged.get((side, stack))
-        if self.enabled and (early is None or early[0] != resources or early[1] != config):
-            self._judged[(side, stack)] = (resources, config, self._start(side, stack, resources, config))
+        with self._lock:
+            early = self._judged.get((side, stack))
+            if self.enabled and (early is None or early[0] != resources or early[1] != config):
+                self._judged[(side, stack)] = (resources, config, self._start(side, stack, resources, config))
 
     def _start(self, side: str, stack: str, resources: list[Resource], config: Any) -> Future[list[Any]] | None:
         return None if self._held else self._threads[side].submit(self._judge, side, stack, resources, config)
 
     def release(self) -> None:
         """Start judging what was handed over while held."""
-        self._held = False
-        for key, (resources, config, future) in self._judged.items():
-            if future is None:
-                self._judged[key] = (resources, config, self._start(*key, resources, config))
+        with self._lock:
+            self._held = False
+            for key, (resources, config, future) in self._judged.items():
+                if future is None:
+                    self._judged[key] = (resources, config, self._start(*key, resources, config))
 
     def submit_document(self, side: str, document: Mapping[str, Any]) -> None:
         """Judge a preview document that can be judged (resources, no errors)."""
@@ -91,12 +95,17 @@ class Judges:
             if d.base:
                 self.submit("base", d.stack, d.base, d.base_policy_config)
         try:
-            found = {d.stack: (self._judged[("head", d.stack)][2].result(),
-                               self._judged[("base", d.stack)][2].result() if d.base else [], note(d))
+            found = {d.stack: (self._result("head", d.stack), self._result("base", d.stack) if d.base else [], note(d))
                      for d in judged}
         except Exception as err:  # the pack is optional here: report why it is missing, never fail the comment
             return {d.stack: (None, None, f"policy pack not run: {err}") for d in diffs}
         return {d.stack: found.get(d.stack) or (None, None, note(d)) for d in diffs}
+
+    def _result(self, side: str, stack: str) -> list[Any]:
+        with self._lock:
+            future = self._judged[(side, stack)][2]
+        assert future is not None  # released before any result is read
+        return future.result()
 
     def close(self) -> None:
         for thread in self._threads.values():

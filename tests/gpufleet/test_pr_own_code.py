@@ -1,12 +1,15 @@
 """`gpufleet pr` in a repository that holds the gpufleet code itself (this one's case): the merge base is previewed
 with its own code, every touched stack in one subprocess that runs while the working tree is previewed, and a
-program that fails at the base is told apart from the stacks that preview."""
+program that fails at the base is told apart from the stacks that preview. When only stack files change, the base's
+code is this code: its stacks are previewed in this process, as its own CLI would."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +25,10 @@ STACKS = ("dev", "dev2")  # dev2: a copy of dev under another name, two small st
 BOOM = "if pulumi.get_stack() == 'dev2':\n    raise RuntimeError('boom at the base')\n"
 
 
-def _project(tmp_path: Path, base_main: str = "") -> Path:
-    """A copy of the project with two small stacks; ``base_main`` is prepended to the program's loop on main only."""
+def _project(tmp_path: Path, base_main: str = "", stack_change: bool = False, broken_on_main: bool = False) -> Path:
+    """A copy of the project with two small stacks; ``base_main`` is prepended to the program's loop on main only.
+    The branch changes the program (every stack touched), or with ``stack_change`` only dev2's stack file (its pool
+    one node larger), which ``broken_on_main`` breaks on main (an accelerator that does not exist)."""
     repo = tmp_path / "repo"
     for d in ("components", "gpufleet", "policies", "stacks", "capacity"):
         shutil.copytree(ROOT / d, repo / d, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
@@ -35,9 +40,15 @@ def _project(tmp_path: Path, base_main: str = "") -> Path:
     program = repo / "stacks" / "__main__.py"
     original = program.read_text()
     program.write_text(original.replace("fleet = config.load()\n", "fleet = config.load()\n" + base_main))
+    dev2 = repo / "stacks" / "Pulumi.dev2.yaml"
+    if broken_on_main:
+        dev2.write_text(dev2.read_text().replace("accelerator: L4", "accelerator: L4000", 1))
     commit_on_main_then_branch(repo)
-    program.write_text(original + "# a code change: every stack is touched\n")
-    git(repo, "commit", "-qam", "code change")
+    if stack_change:
+        dev2.write_text((ROOT / "stacks" / "Pulumi.dev.yaml").read_text().replace("max: 2", "max: 3", 1))
+    else:
+        program.write_text(original + "# a code change: every stack is touched\n")
+    git(repo, "commit", "-qam", "the change")
     return repo
 
 
@@ -87,3 +98,38 @@ def test_a_program_failing_at_the_base_is_told_apart(tmp_path: Path, monkeypatch
     assert "boom at the base" in by_stack["dev2"]["problems"][0]
     # only the successful base preview was cached
     assert len(list((tmp_path / "cache").glob("*.json"))) == 1
+
+
+def _base_cli(repo: Path, tmp_path: Path) -> dict[str, dict[str, Any]]:
+    """The documents the base's own CLI gives for STACKS, from a checkout of main."""
+    base = tmp_path / "main-checkout"
+    git(repo, "worktree", "add", "-q", "--detach", str(base), "main")
+    names = [a for s in STACKS for a in ("--stack", s)]
+    done = subprocess.run([sys.executable, "-m", "gpufleet.cli", "preview", *names, "--format", "json",
+                           "--no-policies"], cwd=base, env={**os.environ, "PYTHONPATH": str(base)},
+                          capture_output=True, text=True, check=True)
+    return {d["stack"]: d for d in json.loads(done.stdout)}
+
+
+def test_a_change_to_stack_files_only_previews_the_base_in_this_process(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The base's code is this code: no second interpreter, and the same documents as the base's own CLI."""
+    repo = _project(tmp_path, stack_change=True)
+    doc, started = _pr(repo, monkeypatch, tmp_path)
+    assert started == []
+    assert [(s["stack"], s["ok"]) for s in doc["stacks"]] == [("dev2", True)]
+    assert [c["op"] for c in doc["stacks"][0]["changes"]] == ["update"]
+    [cached] = [json.loads(p.read_text()) for p in (tmp_path / "cache").glob("*.json")]
+    from_cli = _base_cli(repo, tmp_path)["dev2"]
+    for key in ("stack", "resources", "policy_config", "capacity_plan", "errors"):
+        assert cached[key] == from_cli[key], key
+
+
+def test_a_base_failing_here_is_told_by_the_bases_own_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its message names the base's file as the base's CLI does, not this process's temporary worktree."""
+    doc, started = _pr(_project(tmp_path, stack_change=True, broken_on_main=True), monkeypatch, tmp_path)
+    assert [_stacks_named(a) for a in started] == [["dev2"]]
+    [stack] = doc["stacks"]
+    assert stack["ok"] is False and stack["changes"] == []
+    assert stack["problems"][0].startswith("base: stacks/Pulumi.dev2.yaml") and "L4000" in stack["problems"][0]
+    assert list((tmp_path / "cache").glob("*.json")) == []
