@@ -30,7 +30,6 @@ from components.fleet import Cluster
 from components.k8s import checkpoints
 from components.k8s.checkpoints import CheckpointBucket, webhook_constant
 from components.k8s.model import Manifest, Obj, as_nobody, config_map
-from components.k8s.storage import CLAIM
 from components.k8s.training import LUSTRE_MOUNT
 
 SCRIPT = Path(__file__).parent / "data" / "replicate_checkpoints.py"
@@ -128,11 +127,11 @@ def _script_env(extra: dict[str, pulumi.Input[str]]) -> list[Obj]:
     return [{"name": k, "value": v} for k, v in {**base, **extra}.items()]
 
 
-def _mounts(lustre: str, read_only: bool) -> list[Obj]:
+def _mounts(read_only: bool) -> list[Obj]:
     return [{"name": "tools", "mountPath": checkpoints.TOOLS_MOUNT, "readOnly": True},
             {"name": "replica", "mountPath": SCRIPTS, "readOnly": True},
             {"name": "scratch", "mountPath": "/tmp"},
-            {"name": lustre, "mountPath": LUSTRE_MOUNT, "readOnly": read_only}]
+            {"name": "lustre", "mountPath": LUSTRE_MOUNT, "readOnly": read_only}]
 
 
 def replicate_container(links: list[PeerLink], prefix: str, min_age_s: int) -> Obj:
@@ -142,7 +141,7 @@ def replicate_container(links: list[PeerLink], prefix: str, min_age_s: int) -> O
             "env": _script_env({"REPLICA_SOURCE": f"{LUSTRE_MOUNT}/{prefix}", "REPLICA_PEERS": f"{SCRIPTS}/peers.json",
                                 "REPLICA_MIN_AGE_S": str(min_age_s)}),
             "resources": {"requests": {"cpu": "500m", "memory": "512Mi"}, "limits": {"memory": "2Gi"}},
-            "securityContext": as_nobody(), "volumeMounts": _mounts("lustre", True) + tokens}
+            "securityContext": as_nobody(), "volumeMounts": _mounts(True) + tokens}
 
 
 def restore_container(bucket: CheckpointBucket, prefix: str) -> Obj:
@@ -154,7 +153,7 @@ def restore_container(bucket: CheckpointBucket, prefix: str) -> Obj:
             "resources": {"requests": {"cpu": "500m", "memory": "512Mi"}, "limits": {"memory": "2Gi"}},
             "securityContext": {"runAsUser": 0, "allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
                                 "capabilities": {"drop": ["ALL"], "add": ["DAC_OVERRIDE"]}},
-            "volumeMounts": _mounts("lustre-write", False)}
+            "volumeMounts": _mounts(False)}
 
 
 def volumes(links: list[PeerLink]) -> list[Obj]:
@@ -162,8 +161,7 @@ def volumes(links: list[PeerLink]) -> list[Obj]:
         "audience": audience(link.peer.cloud, link.peer.account, link.peer.cluster.name),
         "expirationSeconds": TOKEN_S, "path": "token"}}]}} for i, link in enumerate(links)]
     return [{"name": "tools", "emptyDir": {}}, {"name": "scratch", "emptyDir": {}},
-            {"name": "replica", "configMap": {"name": CONFIG}},
-            {"name": "lustre-write", "persistentVolumeClaim": {"claimName": CLAIM}}, *tokens]
+            {"name": "replica", "configMap": {"name": CONFIG}}, *tokens]
 
 
 def pod_parts(cluster: Cluster, bucket: CheckpointBucket, links: list[PeerLink],

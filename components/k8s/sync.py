@@ -5,7 +5,8 @@ of the checkpoint bucket with the pinned rclone, as the checkpoint tools' identi
 ``rclone copy`` only adds and updates (it never deletes in the bucket), and skips files modified in the last
 MIN_AGE so a checkpoint still being written waits for the next run. ``concurrencyPolicy: Forbid``: a run that is
 still copying makes the next one skip. The cloud's own export (the stack's ``<cluster>-lustre-export`` command) stays
-the tool for bulk and one-off exports."""
+the tool for bulk and one-off exports. On a worker of a fleet queue the same CronJob, on every cloud, also
+replicates to the other workers' buckets and restores theirs (``replicate``, docs/fleet-queue.md)."""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ def sync_alerts() -> list[rules.Alert]:
         "CheckpointSyncBehind", f"kube_cronjob_status_last_schedule_time{cronjob} - "
         f"kube_cronjob_status_last_successful_time{cronjob} > 0", BEHIND_FOR, "warning",
         "Checkpoint sync runs keep failing or running long: new checkpoints on Lustre are not reaching the bucket "
-        "(kubectl -n gpufleet-probe logs job/<last checkpoint-sync job>).")]
+        "(or, on a fleet-queue worker, its peers' buckets, or peers' checkpoints are not restored to Lustre) "
+        "(kubectl -n gpufleet-probe logs job/<last checkpoint-sync job> --all-containers).")]
 
 
 def wanted(cluster: Cluster, lustre: bool, bucket: CheckpointBucket | None, peers: tuple[PeerLink, ...] = ()) -> bool:
@@ -73,7 +75,8 @@ def checkpoint_sync(cluster: Cluster, lustre: bool, bucket: CheckpointBucket | N
         "securityContext": as_nobody(),
         "volumeMounts": [{"name": "lustre", "mountPath": LUSTRE_MOUNT, "readOnly": True}]}] if synced else []
     init: list[Obj] = []
-    volumes: list[Obj] = [{"name": "lustre", "persistentVolumeClaim": {"claimName": CLAIM, "readOnly": True}}]
+    # read-only for every container, unless the restore (with peers) writes to it; the others still mount it read-only
+    volumes: list[Obj] = [{"name": "lustre", "persistentVolumeClaim": {"claimName": CLAIM, "readOnly": not peers}}]
     if peers:
         more = replicate.pod_parts(cluster, bucket, list(peers), min_age_s=MIN_AGE_S)
         init, containers, volumes = more[0], containers + more[1], volumes + more[2]

@@ -152,3 +152,14 @@ def test_the_sync_with_its_peers_is_a_valid_cronjob_on_every_worker(graphs: dict
         names = [c["name"] for c in pod(graphs[stack])["containers"]]
         # AWS: no sync container (its data repository association exports), the replicate and restore only
         assert names == (["replicate", "restore"] if stack == "aws-train" else ["rclone", "replicate", "restore"])
+
+
+def test_only_the_restore_writes_to_lustre(graphs: dict[str, Graph]) -> None:
+    spec = pod(graphs["gcp-train"])
+    [claim] = [v for v in spec["volumes"] if "persistentVolumeClaim" in v]
+    assert claim["persistentVolumeClaim"]["readOnly"] is False  # one volume, mounted read-only by all but one
+    mounts = {c["name"]: next(m["readOnly"] for m in c["volumeMounts"] if m["name"] == claim["name"])
+              for c in spec["containers"]}
+    assert mounts == {"rclone": True, "replicate": True, "restore": False}
+    [restore] = [c for c in spec["containers"] if c["name"] == "restore"]
+    assert restore["securityContext"]["capabilities"] == {"drop": ["ALL"], "add": ["DAC_OVERRIDE"]}
