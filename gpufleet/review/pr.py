@@ -175,16 +175,25 @@ def _cache_dir() -> Path:
                 Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "gpufleet" / "previews")
 
 
-def cache_key(repo: Path, commit: str, stacks_rel: str, stack: str) -> str:
-    """A digest of everything a merge-base preview depends on, read from git at ``commit``: the code the program
-    runs (components, gpufleet, policies, stacks, pyproject), the catalogue and prices (capacity/data), the stack
-    file, and this interpreter. Content-addressed: a key never needs invalidating."""
-    parts = [sys.version, stack, stacks_rel]
-    for path in (*CODE, "capacity/data", stacks_rel, f"{stacks_rel}/Pulumi.{stack}.yaml"):
-        done = subprocess.run(["git", "-C", str(repo), "rev-parse", f"{commit}:{path.rstrip('/')}"],
-                              capture_output=True, text=True, check=False)
-        parts.append(f"{path}={done.stdout.strip() if done.returncode == 0 else 'absent'}")
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+def _installed() -> list[str]:
+    """Every installed distribution with its version (site-packages' ``<name>-<version>.dist-info`` entries): the
+    Pulumi SDKs the programs run on are among them."""
+    return sorted(entry.name for path in map(Path, sys.path) if path.name == "site-packages" and path.is_dir()
+                  for entry in path.iterdir() if entry.name.endswith(".dist-info"))
+
+
+def cache_keys(repo: Path, commit: str, stacks_rel: str, stacks: list[str]) -> dict[str, str]:
+    """Per stack, a digest of everything its merge-base preview depends on, read from git at ``commit`` (one
+    ``git ls-tree``): the code the program runs (components, gpufleet, policies, stacks, pyproject), the catalogue
+    and prices (capacity/data), the stack file; and this interpreter with the distributions installed in it.
+    Content-addressed: a key never needs invalidating."""
+    files = {s: f"{stacks_rel}/Pulumi.{s}.yaml" for s in stacks}
+    shared = [p.rstrip("/") for p in (*CODE, "capacity/data", stacks_rel)]
+    listed = git(repo, "ls-tree", commit, "--", *shared, *files.values())
+    objects = {line.split("\t", 1)[1]: line.split("\t", 1)[0].split()[2] for line in listed.splitlines()}
+    common = [sys.version, stacks_rel, *_installed(), *(f"{p}={objects.get(p, 'absent')}" for p in shared)]
+    return {s: hashlib.sha256("\n".join([*common, s, f"{path}={objects.get(path, 'absent')}"]).encode()).hexdigest()
+            for s, path in files.items()}
 
 
 def _store(path: Path, document: dict[str, Any]) -> None:
@@ -215,7 +224,7 @@ def base_previews(repo: Path, commit: str, base_root: Path, stacks_rel: str, sta
 
         yield lambda: {s: one(s) for s in stacks}
         return
-    cache = {s: _cache_dir() / f"{cache_key(repo, commit, stacks_rel, s)}.json" for s in stacks}
+    cache = {s: _cache_dir() / f"{key}.json" for s, key in cache_keys(repo, commit, stacks_rel, stacks).items()}
     documents = {s: json.loads(path.read_text()) for s, path in cache.items() if path.exists()}
     documents.update({s: {**EMPTY, "stack": s} for s in stacks if not (base_dir / f"Pulumi.{s}.yaml").exists()})
     missing = [s for s in stacks if s not in documents]

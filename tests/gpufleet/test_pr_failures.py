@@ -95,7 +95,7 @@ def test_a_failed_program_is_a_failure_not_a_teardown() -> None:
 
 
 def test_base_cache_key_follows_content(tmp_path: Path) -> None:
-    from gpufleet.review.pr import cache_key
+    from gpufleet.review.pr import cache_keys
 
     repo = _repo(tmp_path, ("dev", "aws-train"))
     first = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
@@ -107,7 +107,21 @@ def test_base_cache_key_follows_content(tmp_path: Path) -> None:
     git(repo, "commit", "-qam", "dev changed")
     changed = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True,
                              text=True).stdout.strip()
-    key = cache_key(repo, first, "stacks", "dev")
-    assert key == cache_key(repo, docs, "stacks", "dev")  # a commit that changes nothing previewed: same key
-    assert key != cache_key(repo, changed, "stacks", "dev")  # the stack file changed
-    assert key != cache_key(repo, first, "stacks", "aws-train")
+    keys = cache_keys(repo, first, "stacks", ["dev", "aws-train"])
+    assert keys == cache_keys(repo, docs, "stacks", ["dev", "aws-train"])  # nothing previewed changed: same keys
+    assert keys["dev"] != cache_keys(repo, changed, "stacks", ["dev"])["dev"]  # the stack file changed
+    assert keys["dev"] != keys["aws-train"]
+    assert cache_keys(repo, first, "stacks", ["gone"])["gone"] not in keys.values()  # a stack file absent there
+
+
+def test_base_cache_key_follows_the_installed_sdks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another version of a provider SDK may record other inputs: its previews are not the cached ones."""
+    from gpufleet.review import pr
+
+    repo = _repo(tmp_path, ("dev",))
+    head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    key = pr.cache_keys(repo, head, "stacks", ["dev"])
+    installed = pr._installed()
+    assert any(name.startswith("pulumi_aws-") for name in installed)
+    monkeypatch.setattr(pr, "_installed", lambda: [n.replace("pulumi_aws-", "pulumi_aws-0.") for n in installed])
+    assert pr.cache_keys(repo, head, "stacks", ["dev"]) != key
