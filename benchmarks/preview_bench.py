@@ -5,8 +5,9 @@ each without bytecode (as `make` installs: `pip --no-compile`, and PYTHONDONTWRI
 every SDK module on every run) and with a warm bytecode cache (PYTHONPYCACHEPREFIX, a temporary directory filled by one
 unmeasured run first); and one large stack (--clusters copies of aws-train's cluster, 50 by default: about 8,200
 resources, target 15 s, issue #29) with the offline preview's levers (gpufleet/engine/levers.py: no cyclic GC while the
-program runs, no SDK stack traces or debug logs; gpufleet/engine/mocks.py: outputs of plain data straight into the
-Struct) all off, each off alone, and all on. The program's own caches (the add-ons' YAML, once per content) are in every
+program runs, no SDK stack traces or debug logs, URNs of plain strings built directly; gpufleet/engine/mocks.py:
+outputs of plain data straight into the Struct) all off, each off alone (the row names what is back at the SDK's
+default), and all on. The program's own caches (the add-ons' YAML, once per content) are in every
 row.
 
 Both sides of each comparison run in the same invocation, one after the other, so the ratios are measured side by
@@ -129,12 +130,14 @@ def cli_bench(console: Console) -> None:
         raise SystemExit(1)
 
 
-SDK_DEFAULTS = {"GPUFLEET_GC_DEFAULTS": "1", "GPUFLEET_SDK_DIAGNOSTICS": "1", "GPUFLEET_SDK_MONITOR": "1"}
-LEVERS = {"SDK defaults (every lever off)": SDK_DEFAULTS,
-          "GC at Python's thresholds, on during the run": {"GPUFLEET_GC_DEFAULTS": "1"},
-          "SDK stack traces and debug logs kept": {"GPUFLEET_SDK_DIAGNOSTICS": "1"},
-          "SDK mock monitor's serializer for every output": {"GPUFLEET_SDK_MONITOR": "1"},
-          "every lever on (what gpufleet does)": {}}
+SDK_DEFAULTS = {"GPUFLEET_GC_DEFAULTS": "1", "GPUFLEET_SDK_DIAGNOSTICS": "1", "GPUFLEET_SDK_MONITOR": "1",
+                "GPUFLEET_SDK_URNS": "1"}
+LEVERS = {"every lever off (SDK defaults)": SDK_DEFAULTS,
+          "GC on, Python's thresholds": {"GPUFLEET_GC_DEFAULTS": "1"},
+          "SDK stack traces, debug logs": {"GPUFLEET_SDK_DIAGNOSTICS": "1"},
+          "SDK monitor's serializer": {"GPUFLEET_SDK_MONITOR": "1"},
+          "SDK URNs as Output chains": {"GPUFLEET_SDK_URNS": "1"},
+          "every lever on (gpufleet)": {}}
 TARGET_S = 15.0  # issue #29: 50 clusters in one stack previewed within 15 s (on an idle machine)
 
 
@@ -180,7 +183,7 @@ def large_bench(console: Console, clusters: int) -> None:
         table.add_row(label, f"{wall:.1f}", f"{cpu:.1f}", f"{wall / wall0:.2f}", f"{cpu / cpu0:.2f}",
                       f"{1000 * cpu / resources:.2f}", f"{rss:,.0f}", f"{rss / rss0:.2f}")
     console.print(table)
-    wall, cpu, *_ = results["every lever on (what gpufleet does)"]
+    wall, cpu, *_ = results["every lever on (gpufleet)"]
     if clusters == 50:
         console.print(f"target (issue #29, idle machine): 50 clusters within {TARGET_S:.0f} s; here {wall:.1f} s wall, "
                       f"{cpu:.1f} s CPU ({wall / TARGET_S:.2f}x the target) at load {load:.1f}")

@@ -1,6 +1,7 @@
 """The offline preview's speed levers change how the SDK runs, never what a preview records (their speed is measured in
 benchmarks/preview_bench.py): outputs built straight into a Struct are the SDK serializer's, byte for byte; the
-collector is off only while a program runs, and back on after it, whatever happened."""
+collector is off only while a program runs, and back on after it, whatever happened; a URN built directly is the
+one the SDK builds."""
 
 from __future__ import annotations
 
@@ -14,11 +15,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pulumi.output import Unknown
+from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import resource as sdk_resource
 from pulumi.runtime import rpc
 
 from gpufleet.engine import levers
 from gpufleet.engine.capture import ProgramError, run_program
-from gpufleet.engine.mocks import plain_struct
+from gpufleet.engine.mocks import FleetMocks, plain_struct
+
+sdk_create_urn = sdk_resource.create_urn
 
 scalars = st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.floats(allow_nan=False) | st.text(max_size=8)
 json_values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4)
@@ -111,3 +116,26 @@ def test_the_cli_process_freezes_what_a_run_made(tmp_path: Path, exits_after_pre
     frozen = gc.get_freeze_count()
     run_program("test", {}, tmp_path / "probe.py")
     assert gc.get_freeze_count() > frozen
+
+
+async def facts(urn: Any) -> tuple[Any, ...]:
+    return await urn.future(), await urn.is_known(), await urn.is_secret(), await urn.resources()
+
+
+@pytest.mark.parametrize("parent", [None, "", "urn:pulumi:s::p::a:b:C::up", "urn:pulumi:s::p::x:y:Z$a:b:C::up"])
+@pytest.mark.parametrize(("project", "stack"), [(None, None), ("other-project", "other-stack")])
+def test_direct_urns_are_the_sdks(parent: str | None, project: str | None, stack: str | None) -> None:
+    previous = asyncio.get_event_loop_policy().get_event_loop()
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    pulumi_mocks.set_mocks(FleetMocks(), project="gpufleet", stack="test", preview=True)
+    try:
+        sdk = sdk_resource.create_urn("name", "a:b:C", parent, project, stack)
+        with levers.direct_urns():
+            direct = sdk_resource.create_urn("name", "a:b:C", parent, project, stack)
+            assert direct is not sdk and sdk_resource.create_urn is not sdk_create_urn
+        assert loop.run_until_complete(facts(direct)) == loop.run_until_complete(facts(sdk))
+        assert sdk_resource.create_urn is sdk_create_urn  # put back
+    finally:
+        loop.close()
+        asyncio.set_event_loop(previous)
