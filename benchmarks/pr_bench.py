@@ -136,7 +136,8 @@ def main() -> None:
     lever.add_row("policies/serve.py (decodes per request)", f"{served:.2f}", f"{served / sdk:.2f} x")
     console.print(lever)
     console.print("responses identical" if same else "[red]responses differ[/]")
-    console.print(f"[dim]load before {load:.1f}, after {os.getloadavg()[0]:.1f} (the targets are for an idle machine)[/]")
+    after = os.getloadavg()[0]
+    console.print(f"[dim]load before {load:.1f}, after {after:.1f} (the targets are for an idle machine)[/]")
 
 
 if __name__ == "__main__":
