@@ -99,9 +99,12 @@ def test_sdk_defaults_keep_the_collector_on(tmp_path: Path, monkeypatch: pytest.
 
 def test_on_again_after_a_failed_program(tmp_path: Path) -> None:
     (tmp_path / "failing.py").write_text(FAILING)
+    (tmp_path / "probe.py").write_text(PROGRAM)
     with pytest.raises(ProgramError):
         run_program("test", {}, tmp_path / "failing.py")
     assert gc.isenabled()
+    assert collecting_during(tmp_path / "probe.py") is False  # and the next run (which drops the failed one's outputs)
+    gc.collect()  # the failed run's futures go here, not at exit ("exception never retrieved" on stderr)
 
 
 def test_a_long_process_leaves_the_run_to_the_collector(tmp_path: Path) -> None:
