@@ -74,15 +74,29 @@ def touched_stacks(files: list[str], stacks_rel: str, known: list[str]) -> list[
     return sorted(known) if code else sorted(named)
 
 
+def _in_commit(repo: Path, commit: str, *paths: str) -> list[str]:
+    """Which of ``paths`` (files or directories) exist at ``commit``."""
+    return git(repo, "ls-tree", "--name-only", commit, "--", *paths).splitlines()
+
+
 @contextmanager
-def worktree(repo: Path, commit: str) -> Iterator[Path]:
+def worktree(repo: Path, commit: str, paths: tuple[str, ...]) -> Iterator[Path]:
+    """A worktree of ``commit`` with only ``paths`` checked out (a whole checkout took most of a cached run's git
+    time); ``checkout_all`` fills in the rest when the base's code must run."""
     with tempfile.TemporaryDirectory(prefix="gpufleet-base-") as scratch:
         path = Path(scratch) / "base"
-        git(repo, "worktree", "add", "--detach", str(path), commit)
+        git(repo, "worktree", "add", "--no-checkout", "--detach", str(path), commit)
         try:
+            present = _in_commit(repo, commit, *paths)
+            if present:
+                git(path, "checkout", commit, "--", *present)
             yield path
         finally:
             git(repo, "worktree", "remove", "--force", str(path))
+
+
+def checkout_all(tree: Path) -> None:
+    git(tree, "checkout", "HEAD", "--", ".")
 
 
 def failed(stack: str, message: str) -> dict[str, Any]:
@@ -138,8 +152,11 @@ def _policy_config(stack: str, stacks_dir: Path) -> dict[str, Any]:
         return {}
 
 
+OWN_CODE = ("gpufleet/cli.py", "stacks/__main__.py")  # a checkout holding gpufleet and its program
+
+
 def _own_code(root: Path) -> bool:
-    return (root / "gpufleet" / "cli.py").exists() and (root / "stacks" / "__main__.py").exists()
+    return all((root / f).exists() for f in OWN_CODE)
 
 
 def preview_document(root: Path, stack: str, stacks_dir: Path, own_code: bool) -> dict[str, Any]:
@@ -216,7 +233,7 @@ def base_previews(repo: Path, commit: str, base_root: Path, stacks_rel: str, sta
     base's. Without the base's own code, they run here, one at a time (the Pulumi runtime is process-global), when
     asked for. ``ready`` gets each document as soon as it is there (a cached one at once)."""
     base_dir = base_root / stacks_rel
-    if not _own_code(base_root):
+    if len(_in_commit(repo, commit, *OWN_CODE)) < len(OWN_CODE):
         def one(stack: str) -> dict[str, Any]:
             document = preview_document(base_root, stack, base_dir, own_code=False)
             ready("base", document)
@@ -237,6 +254,8 @@ def base_previews(repo: Path, commit: str, base_root: Path, stacks_rel: str, sta
                 _store(cache[s], documents[s])
                 ready("base", documents[s])
         missing = [s for s in missing if s not in documents]
+    if missing:
+        checkout_all(base_root)
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         run = _cli_preview(base_root, missing, base_dir, out, err) if missing else None
 
@@ -271,7 +290,7 @@ def previews(repo: Path, stacks_rel: str = "stacks", base_ref: str | None = None
     root = Path(git(repo, "rev-parse", "--show-toplevel").strip())
     commit = merge_base(root, base_ref)
     head_dir = root / stacks_rel
-    with worktree(root, commit) as base_root:
+    with worktree(root, commit, (stacks_rel.rstrip("/"),)) as base_root:
         base_dir = base_root / stacks_rel
         known = sorted(set(stack_names(head_dir) if head_dir.exists() else []) |
                        set(stack_names(base_dir) if base_dir.exists() else []))
