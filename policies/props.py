@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pulumi_policy.proxy import UnknownValueError
+from pulumi_policy.proxy import UNKNOWN_NUMBER_VALUE, UnknownValueError
 
 from components.catalog import Cloud, MachineType, by_name
 
@@ -183,6 +183,19 @@ class NodePool:
         return f"{self.cluster}/{self.labels.get(POOL_LABEL, name)}"
 
 
+def _count(props: Mapping[str, Any], *paths: str) -> int:
+    """A pool's node count: the first of ``paths`` that is set, else 0. One still unknown in a real preview raises
+    the SDK's UnknownValueError, so the SDK reports that the policy cannot run during preview (an advisory; it runs
+    at `pulumi up`) instead of the whole Analyze call failing on ``int("[unknown]")``."""
+    for path in paths:
+        value = get(props, path)
+        if value == UNKNOWN:
+            raise UnknownValueError(UNKNOWN_NUMBER_VALUE, path.split("."))
+        if value:
+            return int(value)
+    return 0
+
+
 def _zones(value: Any) -> tuple[str, ...] | None:
     return None if value == UNKNOWN else tuple(items(value))
 
@@ -194,7 +207,7 @@ def _taints(value: Any) -> tuple[tuple[str, str], ...]:
 def _eks(props: Mapping[str, Any]) -> NodePool:
     return NodePool(
         cloud=Cloud.AWS, machine_types=tuple(items(get(props, "instanceTypes"))),
-        max_nodes=int(get(props, "scalingConfig.maxSize", 0)), zones=_zones(get(props, "subnetIds")),
+        max_nodes=_count(props, "scalingConfig.maxSize"), zones=_zones(get(props, "subnetIds")),
         labels=get(props, "labels", {}),
         taints=_taints(get(props, "taints")),
         spot=get(props, "capacityType") == "SPOT", cluster=str(get(props, f"tags.{CLUSTER_TAG}", "")),
@@ -236,12 +249,12 @@ def _gke_capacity(props: Mapping[str, Any], spot: bool) -> str:
 
 def _gke(props: Mapping[str, Any]) -> NodePool:
     locations = _zones(get(props, "nodeLocations"))
-    per_zone = get(props, "autoscaling.maxNodeCount") or get(props, "nodeCount") or get(props, "initialNodeCount", 0)
-    max_nodes = get(props, "autoscaling.totalMaxNodeCount") or int(per_zone) * max(1, len(locations or ()))
+    per_zone = _count(props, "autoscaling.maxNodeCount", "nodeCount", "initialNodeCount")
+    max_nodes = _count(props, "autoscaling.totalMaxNodeCount") or per_zone * max(1, len(locations or ()))
     machine = get(props, "nodeConfig.machineType")
     spot = truthy(get(props, "nodeConfig.spot")) or truthy(get(props, "nodeConfig.preemptible"))
     return NodePool(
-        cloud=Cloud.GCP, machine_types=(machine,) if machine else (), max_nodes=int(max_nodes), zones=locations,
+        cloud=Cloud.GCP, machine_types=(machine,) if machine else (), max_nodes=max_nodes, zones=locations,
         labels=get(props, "nodeConfig.labels", {}),
         taints=_taints(get(props, "nodeConfig.taints")),
         spot=spot, cluster=str(get(props, f"nodeConfig.resourceLabels.{CLUSTER_TAG}", "")),
@@ -259,7 +272,7 @@ def _aks(props: Mapping[str, Any]) -> NodePool:
     size = get(props, "vmSize")
     return NodePool(
         cloud=Cloud.AZURE, machine_types=(size,) if size else (),
-        max_nodes=int(get(props, "maxCount" if autoscale else "count", 0)),
+        max_nodes=_count(props, "maxCount" if autoscale else "count"),
         zones=_zones(get(props, "availabilityZones")), labels=get(props, "nodeLabels", {}),
         taints=tuple(_aks_taint(t) for t in items(get(props, "nodeTaints"))),
         spot=get(props, "scaleSetPriority") == "Spot", cluster=str(get(props, f"tags.{CLUSTER_TAG}", "")),

@@ -91,3 +91,18 @@ def test_values_unknown_during_a_real_preview_do_not_abort_policies(pack: Policy
     graph = mutate(graph, k.LT_A100, {"placement.groupName": UNKNOWN_MASK,
                                       "networkInterfaces.0.securityGroups": [UNKNOWN_MASK]})
     assert judge(pack, graph, base.config) == []
+
+
+@pytest.mark.parametrize(("base", "pool", "count"), [("aws-train", k.NG_A100, "scalingConfig.maxSize"),
+                                                      ("gke", k.GKE_POOL, "autoscaling.totalMaxNodeCount"),
+                                                      ("aks", k.AKS_POOL, "count")])
+def test_a_node_count_unknown_during_a_real_preview_is_said_not_crashed_on(pack: PolicyPack, bases: Bases,
+                                                                          base: str, pool: str, count: str) -> None:
+    """A pool's size that depends on another resource's output is unknown in `pulumi preview`. The policies that
+    need it say, through the SDK, that they cannot run during preview (advisory; they run at `pulumi up`); none
+    reads it as 0 nodes and none makes the whole request fail on int("[unknown]")."""
+    graph = mutate(bases[base].graph, pool, {count: UNKNOWN_MASK})
+    verdicts = judge(pack, graph, bases[base].config)
+    assert verdicts, "a policy that needs the count must say it could not run"
+    assert {v.level for v in verdicts} == {Level.ADVISORY}
+    assert all("during preview" in v.message and count in v.message for v in verdicts), verdicts
