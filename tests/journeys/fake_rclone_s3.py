@@ -73,7 +73,9 @@ def main(argv: list[str]) -> int:
     _, bucket, prefix = _remote(source)  # type: ignore[misc]  # download
     for o in s3.list_objects_v2(Bucket=bucket, Prefix=prefix + "/").get("Contents", []):
         name = o["Key"].rsplit("/", 1)[-1]
-        if o["LastModified"].timestamp() <= cutoff and _wanted(name, flags):
+        # rclone's modification time of an object is its mtime metadata, not the upload time (LastModified)
+        mtime = dt.datetime.fromisoformat(s3.head_object(Bucket=bucket, Key=o["Key"])["Metadata"]["mtime"])
+        if mtime.timestamp() <= cutoff and _wanted(name, flags):
             path = os.path.join(target, o["Key"][len(prefix) + 1:])
             os.makedirs(os.path.dirname(path), exist_ok=True)
             s3.download_file(bucket, o["Key"], path)
