@@ -23,7 +23,7 @@ from pulumi.runtime.config import set_all_config
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from gpufleet.engine.levers import direct_urns, untraced_heap, without_sdk_diagnostics
+from gpufleet.engine.levers import calls_in_the_loop, direct_urns, untraced_heap, without_sdk_diagnostics
 from gpufleet.engine.mocks import FleetMocks, FleetMonitor, UnknownInvoke
 
 PROJECT = "gpufleet"
@@ -165,6 +165,7 @@ def run_program(stack: str, config: dict[str, Any], program: Path = PROGRAM) -> 
     monitor = RecordingMonitor(mocks)
     previous = asyncio.get_event_loop_policy().get_event_loop()
     loop = asyncio.new_event_loop()
+    calls_in_the_loop(loop)
     asyncio.set_event_loop(loop)
     settings.ROOT.set(None)
     # set_mocks keeps the runtime's set of outstanding outputs: a failed preview leaves its outputs there, bound to its

@@ -1,11 +1,13 @@
 """What the offline preview turns off around the SDK's runtime for speed, without changing what it records.
 
 Each lever has an environment switch that puts the SDK's default back, for the other side of the comparisons in
-benchmarks/preview_bench.py (GPUFLEET_GC_DEFAULTS=1, GPUFLEET_SDK_DIAGNOSTICS=1, GPUFLEET_SDK_URNS=1).
+benchmarks/preview_bench.py (GPUFLEET_GC_DEFAULTS=1, GPUFLEET_SDK_DIAGNOSTICS=1, GPUFLEET_SDK_URNS=1,
+GPUFLEET_SDK_THREADS=1).
 """
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import os
 from collections.abc import Iterator
@@ -94,3 +96,33 @@ def direct_urns() -> Iterator[None]:
         yield
     finally:
         sdk_resource.create_urn = sdk_create_urn
+
+
+def calls_in_the_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """The SDK sends every call to its monitor (RegisterResource, RegisterResourceOutputs, Invoke) through
+    ``run_in_executor``, because a real monitor is a gRPC server. The offline preview's monitor is a function of its
+    request: sending each of 8,000 calls to a thread and waking the loop with its answer was a quarter of a
+    50-cluster preview's samples (the pool's worker loop, the self-pipe write). Here a call runs where it is made and
+    its future is done at once. A call made while another runs inline (the SDK's mock monitor pumps the loop with
+    ``_sync_await`` to serialize what it cannot hand over directly) still goes to the SDK's executor, so the nesting
+    is one deep."""
+    if os.environ.get("GPUFLEET_SDK_THREADS") == "1":
+        return
+    sdk_run_in_executor = loop.run_in_executor
+    running = False
+
+    def run_in_executor(executor: Any, func: Any, *args: Any) -> asyncio.Future[Any]:
+        nonlocal running
+        if executor is not None or running:
+            return sdk_run_in_executor(executor, func, *args)
+        done = loop.create_future()
+        running = True
+        try:
+            done.set_result(func(*args))
+        except Exception as err:  # the caller awaits it, as it would a thread's
+            done.set_exception(err)
+        finally:
+            running = False
+        return done
+
+    loop.run_in_executor = run_in_executor  # type: ignore[method-assign]

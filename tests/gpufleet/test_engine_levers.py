@@ -1,13 +1,15 @@
 """The offline preview's speed levers change how the SDK runs, never what a preview records (their speed is measured in
 benchmarks/preview_bench.py): outputs built straight into a Struct are the SDK serializer's, byte for byte; the
 collector is off only while a program runs, and back on after it, whatever happened; a URN built directly is the
-one the SDK builds."""
+one the SDK builds; a monitor call answered in the loop gives the graph a thread gives."""
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +20,13 @@ from pulumi.output import Unknown
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import resource as sdk_resource
 from pulumi.runtime import rpc
+from pulumi.runtime.sync_await import _sync_await
 
 from gpufleet.engine import levers
 from gpufleet.engine.capture import ProgramError, run_program
 from gpufleet.engine.mocks import FleetMocks, plain_struct
+from gpufleet.engine.preview import preview_stack
+from stacks.config import STACKS_DIR
 
 sdk_create_urn = sdk_resource.create_urn
 
@@ -142,3 +147,58 @@ def test_direct_urns_are_the_sdks(parent: str | None, project: str | None, stack
     finally:
         loop.close()
         asyncio.set_event_loop(previous)
+
+
+def answered_in(loop: asyncio.AbstractEventLoop, call: Any, executor: Any = None) -> Any:
+    async def ask() -> Any:
+        return await loop.run_in_executor(executor, call)
+    return loop.run_until_complete(ask())
+
+
+@pytest.fixture
+def loop() -> Iterator[asyncio.AbstractEventLoop]:
+    loop = asyncio.new_event_loop()
+    levers.calls_in_the_loop(loop)
+    yield loop
+    loop.run_until_complete(loop.shutdown_default_executor())
+    loop.close()
+
+
+def test_a_monitor_call_runs_in_the_loops_thread(loop: asyncio.AbstractEventLoop) -> None:
+    assert answered_in(loop, threading.get_ident) == threading.get_ident()
+
+
+def test_a_call_made_while_another_runs_goes_to_the_sdks_threads(loop: asyncio.AbstractEventLoop) -> None:
+    """The SDK's mock monitor pumps the loop (_sync_await) inside a call; what that pumping asks for is sent to a
+    thread, as the SDK would, so the nesting stays one deep."""
+    def outer() -> int:
+        return _sync_await(loop.run_in_executor(None, threading.get_ident))
+    assert answered_in(loop, outer) != threading.get_ident()
+
+
+def test_a_failed_call_fails_its_awaiter_and_the_next_call_runs_inline(loop: asyncio.AbstractEventLoop) -> None:
+    with pytest.raises(ZeroDivisionError):
+        answered_in(loop, lambda: 1 / 0)
+    assert answered_in(loop, threading.get_ident) == threading.get_ident()
+
+
+def test_a_named_executor_and_the_sdk_default_keep_their_threads(loop: asyncio.AbstractEventLoop,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    with ThreadPoolExecutor(1) as pool:
+        assert answered_in(loop, threading.get_ident, pool) != threading.get_ident()
+    monkeypatch.setenv("GPUFLEET_SDK_THREADS", "1")
+    sdk_loop = asyncio.new_event_loop()
+    levers.calls_in_the_loop(sdk_loop)
+    try:
+        assert answered_in(sdk_loop, threading.get_ident) != threading.get_ident()
+    finally:
+        sdk_loop.run_until_complete(sdk_loop.shutdown_default_executor())
+        sdk_loop.close()
+
+
+@pytest.mark.parametrize("stack", ["aws-train", "fleet"])
+def test_an_example_stack_records_the_same_graph_with_calls_in_threads(stack: str,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    inline = preview_stack(stack, STACKS_DIR).document()
+    monkeypatch.setenv("GPUFLEET_SDK_THREADS", "1")
+    assert preview_stack(stack, STACKS_DIR).document() == inline
