@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
+from components.validate import resolve
 from gpufleet.engine.capture import Graph, Resource, run_program
 from stacks.config import CONFIG_KEY, STACKS_DIR, read_stack_config, stack_file
 
@@ -35,6 +36,20 @@ Capture = Callable[[dict[str, Any]], Graph]
 def example_fleet(stack: str) -> dict[str, Any]:
     """A deep copy of an example stack's gpufleet:fleet, for tests to mutate."""
     return copy.deepcopy(read_stack_config(stack_file(stack, STACKS_DIR))[CONFIG_KEY])
+
+
+FLEET_QUEUE = ("fleet", "gcp-train", "azure-train")  # the example fleet queue's manager and workers
+
+
+def cross_stack_problems(check: Callable[..., Any], stack: str,
+                         edit: dict[str, Callable[[dict[str, Any]], Any]] | None = None) -> dict[str, str]:
+    """config path -> message of ``check``'s problems for ``stack``, the example fleet queue's stacks edited by
+    ``edit`` (stack -> a change to its raw fleet) and resolved as the loader does."""
+    raw = {s: example_fleet(s) for s in FLEET_QUEUE}
+    for s, change in (edit or {}).items():
+        change(raw[s])
+    fleets = {s: resolve(f) for s, f in raw.items()}
+    return {p.path: p.message for p in check(stack, fleets[stack], fleets)}
 
 
 @pytest.fixture

@@ -23,14 +23,18 @@ def _edit(path: Path, change: Any) -> None:
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
 
 
-def three_cloud_fleet(folder: Path) -> Path:
+PRETRAIN_ORDER = ("gcp-train-train", "aws-train-train", "azure-train-train")
+
+
+def three_cloud_fleet(folder: Path, pretrain: tuple[str, ...] = PRETRAIN_ORDER) -> Path:
+    """The stacks copied into ``folder``, aws-train a worker of the manager; ``pretrain`` the team's worker order."""
     folder.mkdir(parents=True, exist_ok=True)
     for stack in STACKS:
         shutil.copy(STACKS_DIR / f"Pulumi.{stack}.yaml", folder)
 
     def manager(c: dict[str, Any]) -> None:
         c["multikueue"]["workers"].append({"stack": "aws-train", "cluster": "train"})
-        c["multikueue"]["order"] = {"pretrain": ["gcp-train-train", "aws-train-train", "azure-train-train"],
+        c["multikueue"]["order"] = {"pretrain": list(pretrain),
                                     "research": ["azure-train-train"]}  # aws-train's research queue has A100s
 
     def worker(c: dict[str, Any]) -> None:

@@ -15,17 +15,11 @@ from components import checkpoint_peers
 from components.validate import resolve
 from gpufleet.cli import app
 from stacks.config import CONFIG_KEY, STACKS_DIR
-from tests.conftest import example_fleet
-
-STACKS = ("fleet", "gcp-train", "azure-train")
+from tests.conftest import FLEET_QUEUE, cross_stack_problems, example_fleet
 
 
 def problems(stack: str, edit: dict[str, Any] | None = None) -> dict[str, str]:
-    raw = {s: example_fleet(s) for s in STACKS}
-    for s, change in (edit or {}).items():
-        change(raw[s])
-    fleets = {s: resolve(f) for s, f in raw.items()}
-    return {p.path: p.message for p in checkpoint_peers.check(stack, fleets[stack], fleets)}
+    return cross_stack_problems(checkpoint_peers.check, stack, edit)
 
 
 def lustre(f: dict[str, Any]) -> dict[str, Any]:
@@ -37,12 +31,12 @@ def no_lustre(f: dict[str, Any]) -> None:
 
 
 def test_the_example_workers_replicate_to_each_other() -> None:
-    fleets = {s: resolve(example_fleet(s)) for s in STACKS}
+    fleets = {s: resolve(example_fleet(s)) for s in FLEET_QUEUE}
     gcp, azure = fleets["gcp-train"].clusters[0], fleets["azure-train"].clusters[0]
     assert [p.name for p in checkpoint_peers.peers("gcp-train", gcp.spec, fleets)] == ["azure-train-train"]
     assert [p.name for p in checkpoint_peers.peers("azure-train", azure.spec, fleets)] == ["gcp-train-train"]
     assert checkpoint_peers.peers("fleet", fleets["fleet"].clusters[0].spec, fleets) == []  # the manager has none
-    assert [problems(s) for s in STACKS] == [{}, {}, {}]
+    assert [problems(s) for s in FLEET_QUEUE] == [{}, {}, {}]
 
 
 def test_a_peer_without_a_checkpoint_bucket_is_refused_from_both_sides() -> None:
@@ -80,7 +74,7 @@ def test_export_paths_must_agree_across_the_fleet_queue() -> None:
 
 
 def test_the_preview_refuses_it_in_one_line_with_the_config_path(tmp_path: Path) -> None:
-    for s in STACKS:
+    for s in FLEET_QUEUE:
         shutil.copy(STACKS_DIR / f"Pulumi.{s}.yaml", tmp_path)
     path = tmp_path / "Pulumi.azure-train.yaml"
     doc = yaml.safe_load(path.read_text())
@@ -97,7 +91,7 @@ def test_the_preview_refuses_it_in_one_line_with_the_config_path(tmp_path: Path)
 def test_two_eks_workers_of_one_account_with_a_third_peer_are_refused() -> None:
     """IAM allows one OIDC provider per issuer URL per account (EntityAlreadyExists otherwise): both EKS workers
     would create one for gcp-train's issuer."""
-    raw = {s: example_fleet(s) for s in STACKS}
+    raw = {s: example_fleet(s) for s in FLEET_QUEUE}
     raw["aws-a"], raw["aws-b"] = example_fleet("aws-train"), example_fleet("aws-train")
     for name in ("aws-a", "aws-b"):
         raw[name]["account"] = "111122223333"

@@ -12,21 +12,13 @@ import yaml
 from typer.testing import CliRunner
 
 from components import multikueue
-from components.validate import resolve
 from gpufleet.cli import app
 from stacks.config import CONFIG_KEY, STACKS_DIR
-from tests.conftest import example_fleet
-
-STACKS = ("fleet", "gcp-train", "azure-train")
+from tests.conftest import FLEET_QUEUE, cross_stack_problems
 
 
 def problems(stack: str, edit: dict[str, Any] | None = None) -> dict[str, str]:
-    """config path -> message of ``stack``'s cross-stack problems, with the example fleets edited by ``edit``."""
-    raw = {s: example_fleet(s) for s in STACKS}
-    for s, change in (edit or {}).items():
-        change(raw[s])
-    fleets = {s: resolve(f) for s, f in raw.items()}
-    return {p.path: p.message for p in multikueue.check(stack, fleets[stack], fleets)}
+    return cross_stack_problems(multikueue.check, stack, edit)
 
 
 def cluster(fleet: dict[str, Any]) -> dict[str, Any]:
@@ -34,7 +26,7 @@ def cluster(fleet: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_the_example_fleet_queue_is_whole_from_every_side() -> None:
-    assert [problems(s) for s in STACKS] == [{}, {}, {}]
+    assert [problems(s) for s in FLEET_QUEUE] == [{}, {}, {}]
 
 
 def test_a_worker_without_the_teams_queue() -> None:
@@ -118,7 +110,7 @@ def test_both_sides_must_name_each_other() -> None:
 
 
 def test_the_preview_refuses_a_broken_fleet_queue_with_its_config_path(tmp_path: Path) -> None:
-    for s in STACKS:
+    for s in FLEET_QUEUE:
         shutil.copy(STACKS_DIR / f"Pulumi.{s}.yaml", tmp_path)
     path = tmp_path / "Pulumi.gcp-train.yaml"
     doc = yaml.safe_load(path.read_text())

@@ -5,50 +5,21 @@ a connected network; it signs in as an IAM role only its token minter can assume
 from __future__ import annotations
 
 import json
-import shutil
-from pathlib import Path
-from typing import Any
 
 import pytest
-import yaml
 
 from gpufleet.engine.capture import Graph
-from gpufleet.engine.preview import preview_stack
-from stacks.config import CONFIG_KEY, STACKS_DIR
+from tests.components import replica_fleet
+from tests.components.replica_fleet import MANAGER_NET, three_cloud_fleet
 from tests.conftest import of_type, one
 
 MINTER = "system:serviceaccount:kueue-system:multikueue-token-minter"
-MANAGER_NET = "10.64.0.0/14"
-
-
-def _edit(path: Path, change: Any) -> None:
-    doc = yaml.safe_load(path.read_text())
-    change(doc["config"][CONFIG_KEY]["clusters"][0])
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
 
 
 @pytest.fixture(scope="module")
 def previews(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Graph]:
-    folder = tmp_path_factory.mktemp("stacks")
-    for stack in ("fleet", "gcp-train", "azure-train", "aws-train"):
-        shutil.copy(STACKS_DIR / f"Pulumi.{stack}.yaml", folder)
-
-    def manager(c: dict[str, Any]) -> None:
-        c["multikueue"]["workers"].append({"stack": "aws-train", "cluster": "train"})
-        c["multikueue"]["order"] = {"pretrain": ["aws-train-train", "gcp-train-train", "azure-train-train"],
-                                    "research": ["azure-train-train"]}  # aws-train's research queue has A100s
-
-    def worker(c: dict[str, Any]) -> None:
-        c["multikueue"] = {"manager": {"stack": "fleet", "cluster": "queue", "reach": "network",
-                                       "cidrs": [MANAGER_NET]}}
-    _edit(folder / "Pulumi.fleet.yaml", manager)
-    _edit(folder / "Pulumi.aws-train.yaml", worker)
-    out = {}
-    for stack in ("fleet", "aws-train"):
-        found = preview_stack(stack, folder)
-        assert found.ok and found.graph is not None, found.errors
-        out[stack] = found.graph
-    return out
+    order = ("aws-train-train", "gcp-train-train", "azure-train-train")
+    return replica_fleet.previews(three_cloud_fleet(tmp_path_factory.mktemp("stacks"), order), ("fleet", "aws-train"))
 
 
 def test_the_role_trusts_the_managers_issuer_for_the_minter_alone(previews: dict[str, Graph]) -> None:
