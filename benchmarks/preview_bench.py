@@ -131,7 +131,7 @@ def cli_bench(console: Console) -> None:
 
 
 SDK_DEFAULTS = {"GPUFLEET_GC_DEFAULTS": "1", "GPUFLEET_SDK_DIAGNOSTICS": "1", "GPUFLEET_SDK_MONITOR": "1",
-                "GPUFLEET_SDK_URNS": "1", "GPUFLEET_SDK_THREADS": "1"}
+                "GPUFLEET_SDK_URNS": "1", "GPUFLEET_SDK_THREADS": "1", "GPUFLEET_SDK_TYPES": "1"}
 # each middle row puts one of the SDK's defaults back (gpufleet/engine/levers.py, gpufleet/engine/mocks.py)
 LEVERS = {"all off (SDK)": SDK_DEFAULTS,
           "GC passes": {"GPUFLEET_GC_DEFAULTS": "1"},
@@ -139,6 +139,7 @@ LEVERS = {"all off (SDK)": SDK_DEFAULTS,
           "serializer": {"GPUFLEET_SDK_MONITOR": "1"},
           "URN chains": {"GPUFLEET_SDK_URNS": "1"},
           "RPC threads": {"GPUFLEET_SDK_THREADS": "1"},
+          "type unwrap": {"GPUFLEET_SDK_TYPES": "1"},
           "all on": {}}
 TARGET_S = 15.0  # issue #29: 50 clusters in one stack previewed within 15 s (on an idle machine)
 

@@ -23,7 +23,13 @@ from pulumi.runtime.config import set_all_config
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from gpufleet.engine.levers import calls_in_the_loop, direct_urns, untraced_heap, without_sdk_diagnostics
+from gpufleet.engine.levers import (
+    calls_in_the_loop,
+    direct_urns,
+    type_unwrapping_once,
+    untraced_heap,
+    without_sdk_diagnostics,
+)
 from gpufleet.engine.mocks import FleetMocks, FleetMonitor, UnknownInvoke
 
 PROJECT = "gpufleet"
@@ -175,7 +181,7 @@ def run_program(stack: str, config: dict[str, Any], program: Path = PROGRAM) -> 
     logger, collect = _program_logger()
     pulumi_mocks.set_mocks(mocks, project=PROJECT, stack=stack, preview=True, monitor=monitor, logger=logger)
     try:
-        with without_sdk_diagnostics(), direct_urns(), untraced_heap():
+        with without_sdk_diagnostics(), direct_urns(), type_unwrapping_once(), untraced_heap():
             _sync_await(run_pulumi_func(lambda: runpy.run_path(str(program), run_name="__main__")))
     except Exception as err:
         registered = len(monitor.recorded)

@@ -1,7 +1,8 @@
 """The offline preview's speed levers change how the SDK runs, never what a preview records (their speed is measured in
 benchmarks/preview_bench.py): outputs built straight into a Struct are the SDK serializer's, byte for byte; the
 collector is off only while a program runs, and back on after it, whatever happened; a URN built directly is the
-one the SDK builds; a monitor call answered in the loop gives the graph a thread gives."""
+one the SDK builds; a monitor call answered in the loop, and a type unwrapped once, give the graph the SDK's
+defaults give."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pulumi import _types as sdk_types
 from pulumi.output import Unknown
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import resource as sdk_resource
@@ -196,9 +198,37 @@ def test_a_named_executor_and_the_sdk_default_keep_their_threads(loop: asyncio.A
         sdk_loop.close()
 
 
+def test_each_type_unwrapped_once_is_the_sdks_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every type the SDK unwraps while previewing aws-train, answered by the kept table and afresh by the SDK."""
+    sdk_unwrap_type = sdk_types.unwrap_type
+    asked: list[Any] = []
+
+    def recording(val: Any) -> Any:
+        asked.append(val)
+        return sdk_unwrap_type(val)
+
+    monkeypatch.setattr(sdk_types, "unwrap_type", recording)
+    with levers.type_unwrapping_once():
+        kept = sdk_types.unwrap_type
+        preview_stack("aws-train", STACKS_DIR)
+        assert asked and len(asked) == len(set(asked))  # each distinct type reaches the SDK once
+        assert all(kept(val) == sdk_unwrap_type(val) for val in set(asked))
+    assert sdk_types.unwrap_type is recording  # the SDK's own function is back after the run
+
+
+def test_an_unhashable_annotation_is_answered_by_the_sdk_each_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[Any] = []
+    monkeypatch.setattr(sdk_types, "unwrap_type", lambda val: calls.append(val) or "answer")
+    with levers.type_unwrapping_once():
+        assert [sdk_types.unwrap_type(["not", "hashable"]) for _ in range(2)] == ["answer", "answer"]
+        assert [sdk_types.unwrap_type(int) for _ in range(2)] == ["answer", "answer"]
+    assert calls == [["not", "hashable"], ["not", "hashable"], int]
+
+
+@pytest.mark.parametrize("lever", ["GPUFLEET_SDK_THREADS", "GPUFLEET_SDK_TYPES"])
 @pytest.mark.parametrize("stack", ["aws-train", "fleet"])
-def test_an_example_stack_records_the_same_graph_with_calls_in_threads(stack: str,
+def test_an_example_stack_records_the_same_graph_with_the_sdks_default(stack: str, lever: str,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    inline = preview_stack(stack, STACKS_DIR).document()
-    monkeypatch.setenv("GPUFLEET_SDK_THREADS", "1")
-    assert preview_stack(stack, STACKS_DIR).document() == inline
+    ours = preview_stack(stack, STACKS_DIR).document()
+    monkeypatch.setenv(lever, "1")
+    assert preview_stack(stack, STACKS_DIR).document() == ours
