@@ -16,8 +16,8 @@ import pulumi
 import pulumi_azure_native as azure
 
 from components import checkpoint_tools
+from components.azure.federation import federate
 from components.azure.roles import STORAGE_BLOB_DATA_CONTRIBUTOR, grant
-from components.k8s.checkpoints import webhook_constant
 
 
 @dataclass(frozen=True)
@@ -37,10 +37,9 @@ class CheckpointIdentity(pulumi.ComponentResource):
         self.identity = azure.managedidentity.UserAssignedIdentity(
             f"{name}-identity", resource_group_name=args.resource_group_name, location=args.location, tags=args.tags,
             opts=child)
-        azure.managedidentity.FederatedIdentityCredential(
-            f"{name}-federation", resource_group_name=args.resource_group_name, resource_name_=self.identity.name,
-            federated_identity_credential_resource_name=checkpoint_tools.SERVICE_ACCOUNT, issuer=args.oidc_issuer,
-            subject=checkpoint_tools.subject(), audiences=[webhook_constant("DefaultAudience")], opts=child)
+        federate(f"{name}-federation", identity=self.identity, resource_group_name=args.resource_group_name,
+                 credential_name=checkpoint_tools.SERVICE_ACCOUNT, issuer=args.oidc_issuer,
+                 subject=checkpoint_tools.subject(), opts=child)
         grant(f"{name}-blob-data", scope=args.container_id, principal_id=self.identity.principal_id,
               role=STORAGE_BLOB_DATA_CONTRIBUTOR, subscription_id=args.subscription_id,
               description="gpufleet checkpoint tools: the checkpoint container only", opts=child)

@@ -14,7 +14,7 @@ import pulumi
 import pulumi_azure_native as azure
 import yaml
 
-from components.k8s.checkpoints import webhook_constant
+from components.azure.federation import audience, federate
 from components.k8s.fleetqueue import subject
 
 
@@ -43,14 +43,11 @@ class ManagerAccess(pulumi.ComponentResource):
         identity = azure.managedidentity.UserAssignedIdentity(
             f"{name}-identity", resource_group_name=args.resource_group_name, location=args.location,
             tags=args.tags, opts=child)
-        audience = webhook_constant("DefaultAudience")  # api://AzureADTokenExchange, Entra's federation audience
-        azure.managedidentity.FederatedIdentityCredential(
-            f"{name}-federation", resource_group_name=args.resource_group_name, resource_name_=identity.name,
-            federated_identity_credential_resource_name="multikueue-manager", issuer=args.issuer,
-            subject=subject(), audiences=[audience], opts=child)
+        federate(f"{name}-federation", identity=identity, resource_group_name=args.resource_group_name,
+                 credential_name="multikueue-manager", issuer=args.issuer, subject=subject(), opts=child)
         self.principal_id = identity.principal_id
         where = pulumi.Output.unsecret(pulumi.Output.from_input(args.kubeconfig)).apply(server_and_ca)
         self.access = pulumi.Output.all(where, args.tenant_id, identity.client_id).apply(
             lambda a: {"server": a[0][0], "ca_data": a[0][1], "tenant_id": a[1], "client_id": a[2],
-                       "audience": audience})
+                       "audience": audience()})
         self.register_outputs({"access": self.access})

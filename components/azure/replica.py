@@ -15,9 +15,9 @@ import pulumi
 import pulumi_azure_native as azure
 
 from components import checkpoint_tools
+from components.azure import federation
 from components.azure.roles import STORAGE_BLOB_DATA_CONTRIBUTOR, grant
 from components.fleet import Cluster
-from components.k8s.checkpoints import webhook_constant
 from components.replicas import Source, collect, prefix, when_known
 
 BLOBS = "Microsoft.Storage/storageAccounts/blobServices/containers/blobs"
@@ -50,10 +50,9 @@ def trust_peers(cluster: Cluster, built: Any, sources: list[Source]) -> pulumi.O
 
     def federate(source: Source) -> pulumi.Output[Any]:
         def build(issuer: str) -> pulumi.Output[Any]:
-            credential = azure.managedidentity.FederatedIdentityCredential(
-                f"{name}-{source.name}", resource_group_name=rg, resource_name_=identity.name,
-                federated_identity_credential_resource_name=source.name, issuer=issuer,
-                subject=checkpoint_tools.subject(), audiences=[webhook_constant("DefaultAudience")], opts=opts)
+            credential = federation.federate(f"{name}-{source.name}", identity=identity, resource_group_name=rg,
+                                             credential_name=source.name, issuer=issuer,
+                                             subject=checkpoint_tools.subject(), opts=opts)
             return credential.id.apply(lambda _: {"federated": True})
         return when_known(source, build)
 
