@@ -16,6 +16,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -74,13 +75,20 @@ class Judges:
         if document.get("resources") and not document.get("errors"):
             self.submit(side, str(document["stack"]), resources_of(document), document.get("policy_config"))
 
-    def _judge(self, side: str, stack: str, resources: list[Resource], config: Mapping[str, Any] | None) -> list[Any]:
-        from gpufleet.checks.analyzer import PolicyPack, analyze, load_config, merge_config
+    @cached_property
+    def _user(self) -> Any:
+        """The user's policy config, read once for every stack of both sides (a bad file fails each judgement, as
+        before: the pack's note says why)."""
+        from gpufleet.checks.analyzer import load_config
 
-        user = load_config(self._user_config) if self._user_config else None
+        return load_config(self._user_config) if self._user_config else None
+
+    def _judge(self, side: str, stack: str, resources: list[Resource], config: Mapping[str, Any] | None) -> list[Any]:
+        from gpufleet.checks.analyzer import PolicyPack, analyze, merge_config
+
         if side not in self._packs:
             self._packs[side] = PolicyPack()
-        return analyze(Graph("gpufleet", stack, list(resources)), merge_config(config, user), self._packs[side])
+        return analyze(Graph("gpufleet", stack, list(resources)), merge_config(config, self._user), self._packs[side])
 
     def verdicts(self, diffs: Sequence[StackDiff]) -> dict[str, Judged]:
         """stack -> (head verdicts, base verdicts, note). Each side runs with its fleet's policy config (budget, spot
