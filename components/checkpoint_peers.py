@@ -48,8 +48,7 @@ def replica_output(cluster: str) -> str:
 
 def _manager(spec: ClusterSpec, fleets: Mapping[str, Fleet]) -> Cluster | None:
     ref = spec.multikueue.manager if spec.multikueue else None
-    fleet = fleets.get(ref.stack) if ref else None
-    found = next((c for c in fleet.clusters if c.name == ref.cluster), None) if fleet and ref else None
+    found = multikueue.find_cluster(fleets, ref.stack, ref.cluster) if ref else None
     return found if found is not None and found.spec.is_manager else None
 
 

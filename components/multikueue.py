@@ -77,15 +77,20 @@ def orders(spec: ClusterSpec, workers: list[Worker]) -> dict[str, list[Worker]]:
     return out
 
 
+def find_cluster(fleets: Mapping[str, Fleet], stack: str, cluster: str) -> Cluster | None:
+    """Cluster ``cluster`` of stack ``stack`` among the stack files read (None when either is not there)."""
+    fleet = fleets.get(stack)
+    return next((c for c in fleet.clusters if c.name == cluster), None) if fleet else None
+
+
 def resolve_workers(spec: ClusterSpec, fleets: Mapping[str, Fleet]) -> list[Worker]:
     """The manager's workers whose stack and cluster exist (``check`` refuses the others)."""
     assert spec.multikueue is not None
     out = []
     for ref in spec.multikueue.workers:
-        fleet = fleets.get(ref.stack)
-        cluster = next((c for c in fleet.clusters if c.name == ref.cluster), None) if fleet else None
-        if fleet is not None and cluster is not None:
-            out.append(Worker(ref, fleet.cloud, cluster))
+        cluster = find_cluster(fleets, ref.stack, ref.cluster)
+        if cluster is not None:
+            out.append(Worker(ref, fleets[ref.stack].cloud, cluster))
     return out
 
 
@@ -212,7 +217,7 @@ def check_worker(stack: str, cloud: Cloud, spec: ClusterSpec, path: str, fleets:
     yield from problems
     if problems:
         return
-    manager = next(c for c in fleets[ref.stack].clusters if c.name == ref.cluster).spec
+    manager = find_cluster(fleets, ref.stack, ref.cluster).spec  # type: ignore[union-attr]  # _peer found it
     mine = MultiKueueWorkerRef(stack=stack, cluster=spec.name)
     if not manager.is_manager or mine not in manager.multikueue.workers:  # type: ignore[union-attr]
         yield SpecProblem(at, f"{stack_file(ref.stack)} cluster {ref.cluster} does not list this cluster as a "
