@@ -130,16 +130,13 @@ def cli_bench(console: Console) -> None:
         raise SystemExit(1)
 
 
-SDK_DEFAULTS = {"GPUFLEET_GC_DEFAULTS": "1", "GPUFLEET_SDK_DIAGNOSTICS": "1", "GPUFLEET_SDK_MONITOR": "1",
-                "GPUFLEET_SDK_URNS": "1", "GPUFLEET_SDK_THREADS": "1", "GPUFLEET_SDK_TYPES": "1"}
-# each middle row puts one of the SDK's defaults back (gpufleet/engine/levers.py, gpufleet/engine/mocks.py)
-LEVERS = {"all off (SDK)": SDK_DEFAULTS,
-          "GC passes": {"GPUFLEET_GC_DEFAULTS": "1"},
-          "stack traces": {"GPUFLEET_SDK_DIAGNOSTICS": "1"},
-          "serializer": {"GPUFLEET_SDK_MONITOR": "1"},
-          "URN chains": {"GPUFLEET_SDK_URNS": "1"},
-          "RPC threads": {"GPUFLEET_SDK_THREADS": "1"},
-          "type unwrap": {"GPUFLEET_SDK_TYPES": "1"},
+# each lever's switch back to the SDK's default (gpufleet/engine/levers.py, gpufleet/engine/mocks.py): a middle row
+# of the table turns one back, the first all of them
+SWITCHES = {"GC passes": "GPUFLEET_GC_DEFAULTS", "stack traces": "GPUFLEET_SDK_DIAGNOSTICS",
+            "serializer": "GPUFLEET_SDK_MONITOR", "URN chains": "GPUFLEET_SDK_URNS",
+            "RPC threads": "GPUFLEET_SDK_THREADS", "type unwrap": "GPUFLEET_SDK_TYPES"}
+LEVERS = {"all off (SDK)": {env: "1" for env in SWITCHES.values()},
+          **{label: {env: "1"} for label, env in SWITCHES.items()},
           "all on": {}}
 TARGET_S = 15.0  # issue #29: 50 clusters in one stack previewed within 15 s (on an idle machine)
 
