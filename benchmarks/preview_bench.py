@@ -6,9 +6,9 @@ every SDK module on every run) and with a warm bytecode cache (PYTHONPYCACHEPREF
 unmeasured run first); and one large stack (--clusters copies of aws-train's cluster, 50 by default: about 8,200
 resources, target 15 s, issue #29) with the offline preview's levers (gpufleet/engine/levers.py: no cyclic GC while the
 program runs, no SDK stack traces or debug logs, URNs of plain strings built directly; gpufleet/engine/mocks.py:
-outputs of plain data straight into the Struct) all off, each off alone (the row names what is back at the SDK's
-default), and all on. The program's own caches (the add-ons' YAML, once per content) are in every
-row.
+outputs of plain data straight into the Struct; gpufleet/engine/shares.py: the clusters in parallel shares) all off,
+each off alone (the row names what is back at the SDK's default, or "one process"), and all on. The program's own
+caches (the add-ons' YAML, once per content) are in every row.
 
 Both sides of each comparison run in the same invocation, one after the other, so the ratios are measured side by
 side (on a shared machine, absolute seconds say little; CPU seconds are printed too). Run: `make bench`.
@@ -135,9 +135,11 @@ def cli_bench(console: Console) -> None:
 SWITCHES = {"GC passes": "GPUFLEET_GC_DEFAULTS", "stack traces": "GPUFLEET_SDK_DIAGNOSTICS",
             "serializer": "GPUFLEET_SDK_MONITOR", "URN chains": "GPUFLEET_SDK_URNS",
             "RPC threads": "GPUFLEET_SDK_THREADS", "type unwrap": "GPUFLEET_SDK_TYPES"}
-LEVERS = {"all off (SDK)": {env: "1" for env in SWITCHES.values()},
-          **{label: {env: "1"} for label, env in SWITCHES.items()},
-          "all on": {}}
+ONE_PROCESS = "one process (-j 1)"  # the stack's clusters in one run, not in shares (gpufleet/engine/shares.py)
+LEVERS = {"all off (SDK)": ({env: "1" for env in SWITCHES.values()}, 1),
+          **{label: ({env: "1"}, 0) for label, env in SWITCHES.items()},
+          ONE_PROCESS: ({}, 1),
+          "all on": ({}, 0)}
 TARGET_S = 15.0  # issue #29: 50 clusters in one stack previewed within 15 s (on an idle machine)
 
 
@@ -152,7 +154,8 @@ def large_stack(directory: Path, clusters: int) -> str:
 
 
 def child_run(args: list[str], env: dict[str, str]) -> tuple[float, float, float, bytes]:
-    """(wall s, CPU s, peak RSS MiB, stdout) of one CLI run, its own rusage (os.wait4), not the sum of children."""
+    """(wall s, CPU s, peak RSS MiB, stdout) of one CLI run (os.wait4: CPU of the run and the processes it forked and
+    waited for, the largest one's peak RSS)."""
     start = time.perf_counter()
     with tempfile.TemporaryFile() as out:
         proc = subprocess.Popen([sys.executable, "-m", "gpufleet.cli", *args], cwd=ROOT, stdout=out,
@@ -171,15 +174,15 @@ def large_bench(console: Console, clusters: int) -> None:
         stack = large_stack(Path(tmp), clusters)
         args = ["preview", "--stack", stack, "--stacks-dir", tmp, "--format", "json", "--no-policies"]
         load = os.getloadavg()[0]
-        results = {label: child_run(args, env) for label, env in LEVERS.items()}
+        results = {label: child_run([*args, "-j", str(jobs)], env) for label, (env, jobs) in LEVERS.items()}
     resources = len(json.loads(next(iter(results.values()))[3])["resources"])
     table = Table(title=f"one stack of {clusters} aws-train clusters ({resources:,} resources), load {load:.1f} at "
                         f"start, {os.getloadavg()[0]:.1f} at end")
     table.add_column("SDK back", no_wrap=True)
     for col in ("wall s", "CPU s", "wall x", "CPU x", "ms/res", "MiB", "MiB x"):
         table.add_column(col, justify="right", no_wrap=True)
-    table.caption = ("each middle row puts one SDK default back; x: ratio to all off; ms/res: CPU ms per resource; "
-                     "MiB: peak RSS")
+    table.caption = ("each middle row puts one SDK default back, or runs the clusters in one process; x: ratio to all "
+                     "off; ms/res: CPU ms per resource (every process); MiB: peak RSS (the largest process)")
     wall0, cpu0, rss0, out0 = next(iter(results.values()))
     for label, (wall, cpu, rss, _) in results.items():
         table.add_row(label, f"{wall:.1f}", f"{cpu:.1f}", f"{wall / wall0:.2f}", f"{cpu / cpu0:.2f}",

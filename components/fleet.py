@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from components.catalog import Cloud, Fabric, MachineType
 from components.errors import SpecProblem
@@ -87,3 +87,9 @@ class Fleet:
     @property
     def cloud(self) -> Cloud:
         return self.spec.cloud
+
+    def share(self, index: int, of: int) -> Fleet:
+        """The ``index``-th of ``of`` consecutive shares of the clusters, in order: what one of the offline preview's
+        parallel runs of the program builds (gpufleet/engine/shares.py)."""
+        n = len(self.clusters)
+        return replace(self, clusters=self.clusters[n * index // of:n * (index + 1) // of])

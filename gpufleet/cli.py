@@ -50,8 +50,8 @@ def preview(
                                            "violation.")] = True,
     policy_config: Annotated[Path | None, typer.Option("--policy-pack-config", help="Policy config JSON, as for "
                                                        "`pulumi preview --policy-pack-config`.")] = None,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Stacks previewed at once, each in its own process "
-                                      "(0: one per CPU core).")] = 0,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Processes at once: one per stack, or for one stack "
+                                      "alone one per share of its clusters (0: one per CPU core).")] = 0,
 ) -> None:
     """Show what a stack declares, without credentials: its real program runs under Pulumi's mock runtime.
 

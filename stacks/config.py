@@ -21,6 +21,9 @@ STACKS_DIR = Path(__file__).parent
 # where the program finds the stacks its MultiKueue clusters name: the project's stacks/ (Pulumi.yaml
 # stackConfigDir), or the folder the offline preview was pointed at
 PEERS_DIR: ContextVar[Path] = ContextVar("PEERS_DIR", default=STACKS_DIR)
+# which share of the stack's clusters this run of the program builds, (index, of): the offline preview may run it once
+# per share, in parallel (gpufleet/engine/shares.py); `pulumi up` builds them all in one run
+SHARE: ContextVar[tuple[int, int]] = ContextVar("SHARE", default=(0, 1))
 CONFIG_KEY = "gpufleet:fleet"
 # What the accepted capacity plan costs for the work it places in this stack, one month (`capacity apply` writes
 # it; `gpufleet pr` shows it beside the cost of every pool at max). Not part of the fleet: the program ignores it.
@@ -143,9 +146,10 @@ def load() -> Fleet:
     if pending and not pulumi.runtime.is_dry_run():
         raise pulumi.RunError("capacity still to buy: " + "; ".join(pending) + ". Buy it, put its id in place "
                               f"of '{PENDING_ID}' in the stack file, then run `pulumi up` again.")
-    for where in pending:
+    index, of = SHARE.get()
+    for where in pending if index == 0 else ():  # the first share warns of the whole file, as one run does
         pulumi.log.warn(f"{where}: capacity id is '{PENDING_ID}'; `pulumi up` refuses it until the id is set.")
-    return fleet
+    return fleet.share(index, of)
 
 
 def peers(fleet: Fleet, directory: Path | None = None) -> dict[str, Fleet]:

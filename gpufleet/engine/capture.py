@@ -151,7 +151,7 @@ class RecordingMonitor(FleetMonitor):
         return response
 
 
-def _tree_order(resources: list[Resource]) -> list[Resource]:
+def tree_order(resources: list[Resource]) -> list[Resource]:
     """Parents before children, siblings by name: the same order on every run, whatever the threads did."""
     by_key = {r.key: r for r in resources}
 
@@ -196,4 +196,4 @@ def run_program(stack: str, config: dict[str, Any], program: Path = PROGRAM) -> 
         loop.run_until_complete(loop.shutdown_default_executor())
         loop.close()
         asyncio.set_event_loop(previous)
-    return Graph(project=PROJECT, stack=stack, resources=_tree_order(monitor.recorded), warnings=collect.messages)
+    return Graph(project=PROJECT, stack=stack, resources=tree_order(monitor.recorded), warnings=collect.messages)

@@ -1,6 +1,7 @@
 """Preview several stacks at once, one process each, results in the order the stacks were named: the same output as
 one at a time. The parent first loads the SDK modules the stacks need (gpufleet/engine/preimport.py) so the forked
-children share them instead of each importing them again. ``GPUFLEET_PREIMPORT`` (for benchmarks/preview_bench.py): 0
+children share them instead of each importing them again. One stack alone runs its clusters in shares, a process each
+(gpufleet/engine/shares.py). ``GPUFLEET_PREIMPORT`` (for benchmarks/preview_bench.py): 0
 imports nothing first, N what N or more stacks share (default 2).
 
 A program failure comes back as the ProgramError it raised; bad config is in the Preview's ``errors`` as always.
@@ -21,9 +22,9 @@ from gpufleet.engine.preview import Preview, preview_stack
 Result = Preview | ProgramError
 
 
-def _one(name: str, stacks_dir: Path) -> Result:
+def _one(name: str, stacks_dir: Path, processes: int = 1) -> Result:
     try:
-        return preview_stack(name, stacks_dir)
+        return preview_stack(name, stacks_dir, processes)
     except ProgramError as err:
         return err
 
@@ -42,7 +43,7 @@ def preview_many(names: list[str], stacks_dir: Path, jobs: int = 0, progress: Ca
         for i, name in enumerate(names, 1):
             if len(names) > 1:
                 progress(f"[{i}/{len(names)}] previewing {name}…")
-            result = _one(name, stacks_dir)
+            result = _one(name, stacks_dir, jobs if len(names) == 1 else 1)
             on_result(result)
             yield name, result
         return

@@ -14,7 +14,8 @@ from components.deploy_path import deploy_path
 from components.errors import SpecError
 from components.fleet import Fleet
 from gpufleet.checks.analyzer import fleet_config
-from gpufleet.engine.capture import Graph, run_program
+from gpufleet.engine.capture import Graph
+from gpufleet.engine.shares import run_in_shares, shares
 from stacks.config import PEERS_DIR, capacity_plan, check_peers, display, load_stack, stack_file
 
 SCHEMA = "gpufleet.preview/v1"
@@ -84,8 +85,9 @@ class Preview:
         }
 
 
-def preview_stack(stack: str, stacks_dir: Path) -> Preview:
-    """Never raises for bad config: problems land in ``errors`` and nothing is registered."""
+def preview_stack(stack: str, stacks_dir: Path, processes: int = 1) -> Preview:
+    """Never raises for bad config: problems land in ``errors`` and nothing is registered. A stack of several clusters
+    runs in up to ``processes`` shares at once (0: one per CPU core; gpufleet/engine/shares.py)."""
     path = stack_file(stack, stacks_dir)
     try:
         config, fleet = load_stack(path)
@@ -95,7 +97,7 @@ def preview_stack(stack: str, stacks_dir: Path) -> Preview:
         return Preview(stack=stack, errors=[p.render(err.source) for p in err.problems])
     peers = PEERS_DIR.set(stacks_dir)  # the program reads the stacks its MultiKueue clusters name from there too
     try:
-        graph = run_program(stack, config)
+        graph = run_in_shares(stack, config, stacks_dir, shares(processes, len(fleet.clusters)))
     finally:
         PEERS_DIR.reset(peers)
     return Preview(stack=stack, graph=graph, fleet=fleet, source=display(path), capacity_plan=plan)

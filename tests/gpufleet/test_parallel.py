@@ -14,7 +14,7 @@ from gpufleet.engine.capture import ProgramError
 from gpufleet.engine.preview import Preview
 
 
-def fake_preview(name: str, stacks_dir: Path) -> Preview:  # FAKE: the first stack finishes last
+def fake_preview(name: str, stacks_dir: Path, processes: int = 1) -> Preview:  # FAKE: the first stack finishes last
     time.sleep({"a": 0.6, "b": 0.0, "c": 0.2}.get(name, 0.0))
     if name == "boom":
         raise ProgramError("the stack program failed under the offline preview: boom", 3)
@@ -34,13 +34,30 @@ def test_results_keep_the_named_order_and_failures(monkeypatch: pytest.MonkeyPat
     assert [r.stack for _, r in serial] == ["a", "b"]
 
 
+def test_one_stack_alone_gets_the_processes_for_its_clusters(monkeypatch: pytest.MonkeyPatch,
+                                                            tmp_path: Path) -> None:
+    """Several stacks take a process each and run their clusters in one; a stack alone may run its clusters in
+    shares, one per process it is given (gpufleet/engine/shares.py)."""
+    given: dict[str, int] = {}
+
+    def recording_preview(name: str, stacks_dir: Path, processes: int = 1) -> Preview:  # FAKE: notes its processes
+        given[name] = processes
+        return Preview(stack=name)
+
+    monkeypatch.setattr(parallel, "preview_stack", recording_preview)
+    for jobs in (0, 1, 3):
+        list(parallel.preview_many([f"alone-{jobs}"], tmp_path, jobs=jobs))
+    list(parallel.preview_many(["x", "y"], tmp_path, jobs=1))
+    assert given == {"alone-0": 0, "alone-1": 1, "alone-3": 3, "x": 1, "y": 1}
+
+
 @pytest.mark.parametrize(("jobs", "stacks", "expected"), [(1, 4, 1), (3, 2, 2), (2, 4, 2), (5, 1, 1)])
 def test_workers_never_exceed_the_stacks(jobs: int, stacks: int, expected: int) -> None:
     assert parallel.workers(jobs, stacks) == expected
 
 
 
-def waiting_preview(name: str, stacks_dir: Path) -> Preview:  # FAKE: "a" waits until "b" has been handed over
+def waiting_preview(name: str, stacks_dir: Path, processes: int = 1) -> Preview:  # FAKE: "a" waits for "b"
     handed = stacks_dir / "b-handed-over"
     deadline = time.monotonic() + 60
     while name == "a" and not handed.exists() and time.monotonic() < deadline:
