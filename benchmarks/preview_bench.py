@@ -5,8 +5,9 @@ each without bytecode (as `make` installs: `pip --no-compile`, and PYTHONDONTWRI
 every SDK module on every run) and with a warm bytecode cache (PYTHONPYCACHEPREFIX, a temporary directory filled by one
 unmeasured run first); and one large stack (--clusters copies of aws-train's cluster, 50 by default: about 8,200
 resources, target 15 s, issue #29) with the offline preview's levers (gpufleet/engine/levers.py: no cyclic GC while the
-program runs, no SDK stack traces or debug logs, URNs of plain strings built directly; gpufleet/engine/mocks.py:
-outputs of plain data straight into the Struct; gpufleet/engine/shares.py: the clusters in parallel shares) all off,
+program runs, no SDK stack traces or debug logs, URNs of plain strings built directly, monitor calls in the loop, each
+type unwrapped once, Structs of plain data read in one pass; gpufleet/engine/mocks.py: each request read once, outputs
+of plain data straight into the Struct; gpufleet/engine/shares.py: the clusters in parallel shares) all off,
 each off alone (the row names what is back at the SDK's default, or "one process"), and all on. The program's own
 caches (the add-ons' YAML, once per content) are in every row.
 
@@ -133,8 +134,9 @@ def cli_bench(console: Console) -> None:
 # each lever's switch back to the SDK's default (gpufleet/engine/levers.py, gpufleet/engine/mocks.py): a middle row
 # of the table turns one back, the first all of them
 SWITCHES = {"GC passes": "GPUFLEET_GC_DEFAULTS", "stack traces": "GPUFLEET_SDK_DIAGNOSTICS",
-            "serializer": "GPUFLEET_SDK_MONITOR", "URN chains": "GPUFLEET_SDK_URNS",
-            "RPC threads": "GPUFLEET_SDK_THREADS", "type unwrap": "GPUFLEET_SDK_TYPES"}
+            "mock monitor": "GPUFLEET_SDK_MONITOR", "URN chains": "GPUFLEET_SDK_URNS",
+            "RPC threads": "GPUFLEET_SDK_THREADS", "type unwrap": "GPUFLEET_SDK_TYPES",
+            "Struct reader": "GPUFLEET_SDK_READER"}
 ONE_PROCESS = "one process (-j 1)"  # the stack's clusters in one run, not in shares (gpufleet/engine/shares.py)
 LEVERS = {"all off (SDK)": ({env: "1" for env in SWITCHES.values()}, 1),
           **{label: ({env: "1"}, 0) for label, env in SWITCHES.items()},

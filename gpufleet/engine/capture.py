@@ -26,6 +26,7 @@ from pulumi.runtime.sync_await import _sync_await
 from gpufleet.engine.levers import (
     calls_in_the_loop,
     direct_urns,
+    structs_read_in_one_pass,
     type_unwrapping_once,
     untraced_heap,
     without_sdk_diagnostics,
@@ -136,10 +137,11 @@ class RecordingMonitor(FleetMonitor):
         self._lock = threading.Lock()
 
     def RegisterResource(self, request: Any) -> Any:
-        response = super().RegisterResource(request)
+        response, sent = self.register(request)
         if request.type == "pulumi:pulumi:Stack":
             return response
-        inputs = plain(json_format.MessageToDict(request.object, preserving_proto_field_name=True))
+        inputs = plain(json_format.MessageToDict(request.object, preserving_proto_field_name=True) if sent is None
+                       else sent)
         parent = urn_key(request.parent) if request.parent else None
         if parent and parent.startswith("pulumi:pulumi:Stack::"):
             parent = None
@@ -181,7 +183,8 @@ def run_program(stack: str, config: dict[str, Any], program: Path = PROGRAM) -> 
     logger, collect = _program_logger()
     pulumi_mocks.set_mocks(mocks, project=PROJECT, stack=stack, preview=True, monitor=monitor, logger=logger)
     try:
-        with without_sdk_diagnostics(), direct_urns(), type_unwrapping_once(), untraced_heap():
+        with without_sdk_diagnostics(), direct_urns(), type_unwrapping_once(), structs_read_in_one_pass(), \
+                untraced_heap():
             _sync_await(run_pulumi_func(lambda: runpy.run_path(str(program), run_name="__main__")))
     except Exception as err:
         registered = len(monitor.recorded)

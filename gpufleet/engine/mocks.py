@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from google.protobuf import struct_pb2
 from pulumi.runtime import MockCallArgs, MockResourceArgs, Mocks, rpc
 from pulumi.runtime.mocks import MockMonitor, _resolve_callbacks
 from pulumi.runtime.proto import resource_pb2
@@ -16,6 +15,7 @@ from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
 from gpufleet.engine.fakes import CLOUDS
 from gpufleet.engine.fakes.base import hex_id
+from gpufleet.engine.structs import as_read, from_struct, plain_struct
 
 
 class UnknownInvoke(RuntimeError):
@@ -48,47 +48,34 @@ class FleetMocks(Mocks):
 
 
 class FleetMonitor(MockMonitor):
-    """The SDK's MockMonitor (pulumi 3.272), whose RegisterResource serializes a resource's outputs through the SDK's
-    asynchronous serializer on an event loop of its own. Outputs of plain data (nearly all: FleetMocks echoes the
-    inputs) go straight into the protobuf Struct, as that serializer would put them; anything else (unknowns,
-    resource references, assets) still goes through it. GPUFLEET_SDK_MONITOR=1 keeps the SDK's own method (for
-    benchmarks/preview_bench.py)."""
+    """The SDK's MockMonitor (pulumi 3.272), whose RegisterResource deserializes the request's properties, then
+    serializes a resource's outputs through the SDK's asynchronous serializer on an event loop of its own. Here the
+    request's properties are read from the protobuf once (``sent``, kept for the recording monitor, which read them a
+    second time through json_format), and outputs of plain data (nearly all: FleetMocks echoes the inputs) go straight
+    into the protobuf Struct, as that serializer would put them (gpufleet/engine/structs.py); anything else
+    (unknowns, resource references, assets) still goes through it. GPUFLEET_SDK_MONITOR=1 keeps the SDK's own method
+    (for benchmarks/preview_bench.py)."""
 
     def RegisterResource(self, request: Any) -> Any:
+        return self.register(request)[0]
+
+    def register(self, request: Any) -> tuple[Any, dict[str, Any] | None]:
+        """The response, and the request's properties as sent (JSON values, every number a float, special values in
+        their signature dicts); None when the SDK's own method answered."""
         if request.type == "pulumi:pulumi:Stack" or os.environ.get("GPUFLEET_SDK_MONITOR") == "1":
-            return super().RegisterResource(request)
+            return super().RegisterResource(request), None
         urn = self.make_urn(request.parent, request.type, request.name)
-        _ensure_event_loop()  # deserializing a resource reference needs one on this thread
-        args = MockResourceArgs(typ=request.type, name=request.name, inputs=rpc.deserialize_properties(request.object),
-                                provider=request.provider, resource_id=request.importId,
-                                custom=request.custom or False, transforms=_resolve_callbacks(request.transforms))
+        sent = from_struct(request.object)
+        inputs = as_read(sent)
+        if inputs is None:  # special values: the SDK's deserializer reads them
+            _ensure_event_loop()  # deserializing a resource reference needs one on this thread
+            inputs = rpc.deserialize_properties(request.object)
+        args = MockResourceArgs(typ=request.type, name=request.name, inputs=inputs, provider=request.provider,
+                                resource_id=request.importId, custom=request.custom or False,
+                                transforms=_resolve_callbacks(request.transforms))
         id_, state = self.mocks.new_resource(args)
         outputs = plain_struct(state)
         if outputs is None:
             outputs = _sync_await(rpc.serialize_properties(state, {}))
         self.resources[urn] = MockMonitor.ResourceRegistration(urn, id_, state)
-        return resource_pb2.RegisterResourceResponse(urn=urn, id=id_, object=outputs)
-
-
-_SCALARS = (str, bool, int, float, type(None))
-
-
-def _plain(value: Any) -> bool:
-    kind = type(value)
-    if kind in _SCALARS:
-        return True
-    if kind is dict:
-        return all(type(k) is str and _plain(v) for k, v in value.items())
-    return kind is list and all(_plain(v) for v in value)
-
-
-def plain_struct(state: dict[str, Any]) -> struct_pb2.Struct | None:
-    """What rpc.serialize_properties(state, {}) gives for JSON data (exact types only; a top-level None is left out,
-    nested ones kept), built directly; None when ``state`` holds anything else."""
-    if not all(type(k) is str and _plain(v) for k, v in state.items()):
-        return None
-    struct = struct_pb2.Struct()
-    for key, value in state.items():
-        if value is not None:
-            struct[key] = value
-    return struct
+        return resource_pb2.RegisterResourceResponse(urn=urn, id=id_, object=outputs), sent

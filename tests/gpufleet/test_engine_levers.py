@@ -1,13 +1,14 @@
 """The offline preview's speed levers change how the SDK runs, never what a preview records (their speed is measured in
 benchmarks/preview_bench.py): outputs built straight into a Struct are the SDK serializer's, byte for byte; the
 collector is off only while a program runs, and back on after it, whatever happened; a URN built directly is the
-one the SDK builds; a monitor call answered in the loop, and a type unwrapped once, give the graph the SDK's
-defaults give."""
+one the SDK builds; a monitor call answered in the loop, a type unwrapped once, a request read once and a Struct
+read in one pass give the graph the SDK's defaults give."""
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import json
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from google.protobuf import json_format, struct_pb2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pulumi import _types as sdk_types
@@ -26,11 +28,13 @@ from pulumi.runtime.sync_await import _sync_await
 
 from gpufleet.engine import levers
 from gpufleet.engine.capture import ProgramError, run_program
-from gpufleet.engine.mocks import FleetMocks, plain_struct
+from gpufleet.engine.mocks import FleetMocks
 from gpufleet.engine.preview import preview_stack
+from gpufleet.engine.structs import as_read, from_struct, plain_struct
 from stacks.config import STACKS_DIR
 
 sdk_create_urn = sdk_resource.create_urn
+sdk_deserialize = rpc.deserialize_properties
 
 scalars = st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.floats(allow_nan=False) | st.text(max_size=8)
 json_values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4)
@@ -225,10 +229,66 @@ def test_an_unhashable_annotation_is_answered_by_the_sdk_each_time(monkeypatch: 
     assert calls == [["not", "hashable"], ["not", "hashable"], int]
 
 
-@pytest.mark.parametrize("lever", ["GPUFLEET_SDK_THREADS", "GPUFLEET_SDK_TYPES"])
+@pytest.mark.parametrize("lever", ["GPUFLEET_SDK_THREADS", "GPUFLEET_SDK_TYPES", "GPUFLEET_SDK_MONITOR",
+                                   "GPUFLEET_SDK_READER"])
 @pytest.mark.parametrize("stack", ["aws-train", "fleet"])
 def test_an_example_stack_records_the_same_graph_with_the_sdks_default(stack: str, lever: str,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    ours = preview_stack(stack, STACKS_DIR).document()
+    ours = json.dumps(preview_stack(stack, STACKS_DIR).document())  # as text: 1 and 1.0 differ there
     monkeypatch.setenv(lever, "1")
-    assert preview_stack(stack, STACKS_DIR).document() == ours
+    assert json.dumps(preview_stack(stack, STACKS_DIR).document()) == ours
+
+
+def typed(value: Any) -> str:
+    """``value`` as text that tells 1 from 1.0 and keeps key order (== would not)."""
+    return json.dumps(value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.text(max_size=6), json_values, max_size=6))
+def test_a_struct_read_in_one_pass_is_what_the_sdk_deserializer_reads(state: dict[str, Any]) -> None:
+    struct = struct_pb2.Struct()
+    struct.ParseFromString(sdk_struct(state))
+    sdk = typed(rpc.deserialize_properties(struct, keep_unknowns=True))
+    with levers.structs_read_in_one_pass():
+        assert rpc.deserialize_properties is not sdk_deserialize
+        assert typed(rpc.deserialize_properties(struct, keep_unknowns=True)) == sdk
+    assert rpc.deserialize_properties is sdk_deserialize
+
+
+def test_special_structs_and_internal_keys_are_read_by_the_sdk() -> None:
+    secret = struct_pb2.Struct()
+    secret.update({"password": {rpc._special_sig_key: rpc._special_secret_sig, "value": "hunter2"}, "__meta": 1})
+    with levers.structs_read_in_one_pass():
+        read = rpc.deserialize_properties(secret)
+        assert rpc.is_rpc_secret(read["password"]) and read["__meta"] == 1.0
+        assert "__meta" not in rpc.deserialize_properties(secret, keep_internal=False)
+
+
+def test_the_sdks_reader_on_its_switch(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GPUFLEET_SDK_READER", "1")
+    with levers.structs_read_in_one_pass():
+        assert rpc.deserialize_properties is sdk_deserialize
+
+
+finite_values = st.recursive(scalars.filter(lambda v: v not in (float("inf"), float("-inf"))),
+                             lambda inner: st.lists(inner, max_size=4)
+                             | st.dictionaries(st.text(max_size=6), inner, max_size=4), max_leaves=20)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.text(max_size=6), finite_values, max_size=6))  # json_format refuses infinities
+def test_properties_read_once_are_the_sdks_readings(state: dict[str, Any]) -> None:
+    """One pass over a request's Struct gives what json_format (the recording) and the SDK's deserializer (the
+    mock's inputs) each read from it."""
+    struct = struct_pb2.Struct()
+    struct.ParseFromString(sdk_struct(state))
+    sent = from_struct(struct)
+    assert typed(sent) == typed(json_format.MessageToDict(struct, preserving_proto_field_name=True))
+    assert typed(as_read(sent)) == typed(rpc.deserialize_properties(struct))
+
+
+@pytest.mark.parametrize("value", [Unknown(), rpc.UNKNOWN, [rpc.UNKNOWN], {rpc._special_sig_key: "x", "value": 1},
+                                   {"a": {rpc._special_sig_key: "x"}}, ("a", "tuple"), {1: "int key"}, b"bytes"])
+def test_special_values_are_read_by_the_sdk(value: Any) -> None:
+    assert as_read({"key": value}) is None
