@@ -44,8 +44,10 @@ def main(argv: list[str]) -> int:
         os.makedirs(os.path.dirname(dst), exist_ok=True)
         shutil.copyfile(src, dst)
         if mode == "corrupt" and ":" in args[1]:
-            with open(dst, "r+b") as f:
-                f.write(b"\0")
+            with open(dst, "r+b") as f:  # the first byte flipped: writing a fixed byte left random data equal 1/256
+                first = f.read(1)
+                f.seek(0)
+                f.write(bytes([first[0] ^ 0xFF]) if first else b"\0")
     elif command == "deletefile":
         os.remove(_local(args[1]))
     elif command == "copy":
