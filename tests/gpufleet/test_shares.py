@@ -59,23 +59,22 @@ def test_the_shares_record_what_one_run_records(tmp_path: Path, source: str, war
         assert json.dumps(shared.document(), indent=2) == expected
 
 
+def run_share(stack: str, config: dict[str, object], index: int, of: int) -> Graph:
+    token = SHARE.set((index, of))
+    try:
+        return run_program(stack, config)
+    finally:
+        SHARE.reset(token)
+
+
 def test_a_share_builds_only_its_clusters(tmp_path: Path) -> None:
     """The program run with SHARE (1, 3) registers train1's resources and no other cluster's; the pending-capacity
     warnings (of the whole file) are the first share's, so they come first once, as in one run."""
     stack = copies(tmp_path, "aws-train", 3, pending=1)
     config, _ = load_stack(stack_file(stack, tmp_path))
-    token = SHARE.set((1, 3))
-    try:
-        graph = run_program(stack, config)
-    finally:
-        SHARE.reset(token)
-    assert {r.name.split("-")[0] for r in graph.resources if r.parent is None} == {"train1"}
-    assert not [w for w in graph.warnings if PENDING_ID in w]
-    token = SHARE.set((0, 3))
-    try:
-        first = run_program(stack, config)
-    finally:
-        SHARE.reset(token)
+    second, first = run_share(stack, config, 1, 3), run_share(stack, config, 0, 3)
+    assert {r.name.split("-")[0] for r in second.resources if r.parent is None} == {"train1"}
+    assert not [w for w in second.warnings if PENDING_ID in w]
     assert {r.name.split("-")[0] for r in first.resources if r.parent is None} == {"train0"}
     assert [w for w in first.warnings if PENDING_ID in w] == [
         f"clusters[1].node_pools[0].capacity.id (train1/h100): capacity id is '{PENDING_ID}'; `pulumi up` refuses "
