@@ -72,6 +72,12 @@ class Graph:
         return {r.key: r for r in self.resources}
 
 
+def duplicate_urn(urn: str) -> str:
+    """What `pulumi up` says of a second resource with one URN (diag 2001, pulumi/pulumi
+    sdk/go/common/diag/errors.go @24cf53f); the SDK's mock runtime registers both without a word."""
+    return f"Duplicate resource URN '{urn}'; try giving it a unique name"
+
+
 class ProgramError(RuntimeError):
     """The stack program failed under the mock runtime; ``registered`` counts what it registered first."""
 
@@ -134,12 +140,17 @@ class RecordingMonitor(FleetMonitor):
     def __init__(self, mocks: FleetMocks):
         super().__init__(mocks)
         self.recorded: list[Resource] = []
+        self._urns: set[str] = set()
         self._lock = threading.Lock()
 
     def RegisterResource(self, request: Any) -> Any:
         response, sent = self.register(request)
         if request.type == "pulumi:pulumi:Stack":
             return response
+        with self._lock:
+            if response.urn in self._urns:
+                raise RuntimeError(duplicate_urn(response.urn))
+            self._urns.add(response.urn)
         inputs = plain(json_format.MessageToDict(request.object, preserving_proto_field_name=True) if sent is None
                        else sent)
         parent = urn_key(request.parent) if request.parent else None

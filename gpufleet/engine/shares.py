@@ -1,9 +1,10 @@
 """One stack's program run as parallel shares of its clusters, a forked process each, merged into the graph one run
 records: a stack of many clusters previews on every core instead of one.
 
-The program builds each cluster on its own (stacks/__main__.py); a run builds only its share (stacks.config.SHARE).
-What every share registers alike (a stack-level resource) is kept once; the same name registered differently would be
-two resources in one stack, and fails the preview. Warnings keep the program's order: shares are consecutive clusters.
+The program registers every resource while building one cluster (stacks/__main__.py); a run builds only its share
+(stacks.config.SHARE). A resource two shares registered (same type, name and parent) is what one run would register
+twice, and fails the preview as one run does: `pulumi up` refuses it. Warnings keep the program's order: shares are
+consecutive clusters.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gpufleet.engine.capture import Graph, ProgramError, Resource, run_program, tree_order
+from gpufleet.engine.capture import Graph, ProgramError, Resource, duplicate_urn, run_program, tree_order
 from gpufleet.engine.preimport import preimport
 from stacks.config import PEERS_DIR, SHARE
 
@@ -56,14 +57,15 @@ def _share(job: tuple[str, dict[str, Any], Path, int, int]) -> Graph | _Failed:
 
 def merge(runs: list[Graph | _Failed]) -> Graph:
     """The shares' graphs as one run's; the first failure in cluster order as the one run's failure."""
-    resources: dict[str, Resource] = {}
+    resources: dict[tuple[str, str | None], Resource] = {}
     for run in runs:
         if isinstance(run, _Failed):
             raise ProgramError(run.message, len(resources) + run.registered)
         for resource in run.resources:
-            if resources.setdefault(resource.key, resource) != resource:
-                raise ProgramError(f"the stack program registered {resource.key} differently for different "
-                                   "clusters: one stack cannot hold two resources of one name", len(resources))
+            if resources.setdefault((resource.key, resource.parent), resource) is not resource:
+                where = f"under {resource.parent}" if resource.parent else "at the stack's root"
+                raise ProgramError("the stack program failed under the offline preview: "
+                                   + duplicate_urn(f"{resource.key} {where}"), len(resources))
     graphs = [r for r in runs if isinstance(r, Graph)]
     return Graph(project=graphs[0].project, stack=graphs[0].stack, resources=tree_order(list(resources.values())),
                  warnings=[w for g in graphs for w in g.warnings])

@@ -1,6 +1,6 @@
 """A stack of several clusters previews as parallel shares of its clusters (gpufleet/engine/shares.py): each forked
 run builds only its share, and the merged graph is what one run of the whole program records, byte for byte, with
-the warnings in the program's order."""
+the warnings in the program's order; a resource registered twice fails either way, as `pulumi up` does."""
 
 from __future__ import annotations
 
@@ -81,8 +81,8 @@ def test_a_share_builds_only_its_clusters(tmp_path: Path) -> None:
         "it until the id is set."]
 
 
-def resource(name: str, **inputs: object) -> Resource:
-    return Resource(type="aws:s3/bucket:Bucket", name=name, parent=None, custom=True, inputs=dict(inputs),
+def resource(name: str, parent: str | None = None, **inputs: object) -> Resource:
+    return Resource(type="aws:s3/bucket:Bucket", name=name, parent=parent, custom=True, inputs=dict(inputs),
                     dependencies=[])
 
 
@@ -90,17 +90,30 @@ def graph(*resources: Resource, warnings: tuple[str, ...] = ()) -> Graph:
     return Graph(project="gpufleet", stack="s", resources=list(resources), warnings=list(warnings))
 
 
-def test_merge_orders_the_tree_and_keeps_what_every_share_registered_once() -> None:
-    shared = resource("logs", acl="private")
-    merged = engine_shares.merge([graph(resource("b"), shared, warnings=("first",)),
-                                  graph(resource("a"), shared, warnings=("second",))])
-    assert [r.name for r in merged.resources] == ["a", "b", "logs"]
+def test_merge_orders_the_tree_and_keeps_each_shares_warnings_in_turn() -> None:
+    merged = engine_shares.merge([graph(resource("b"), resource("logs", "x::train0"), warnings=("first",)),
+                                  graph(resource("a"), resource("logs", "x::train1"), warnings=("second",))])
+    assert [(r.name, r.parent) for r in merged.resources] == [("a", None), ("b", None), ("logs", "x::train0"),
+                                                              ("logs", "x::train1")]
     assert merged.warnings == ["first", "second"]
 
 
-def test_merge_refuses_one_name_registered_two_ways() -> None:
-    with pytest.raises(ProgramError, match="aws:s3/bucket:Bucket::logs differently") as err:
-        engine_shares.merge([graph(resource("logs", acl="private")), graph(resource("logs", acl="public-read"))])
+@pytest.mark.parametrize("parent", [None, "x::train0"])
+def test_a_resource_two_shares_registered_fails_as_pulumi_up_would(parent: str | None) -> None:
+    """Even registered alike: one run would have registered it twice, which `pulumi up` refuses."""
+    with pytest.raises(ProgramError, match="Duplicate resource URN 'aws:s3/bucket:Bucket::logs") as err:
+        engine_shares.merge([graph(resource("a"), resource("logs", parent)), graph(resource("logs", parent))])
+    assert err.value.registered == 2
+
+
+def test_one_run_refuses_a_second_resource_of_one_urn(tmp_path: Path) -> None:
+    """The SDK's mock runtime registers both; `pulumi up` stops at the second (diag 2001)."""
+    program = tmp_path / "program.py"
+    program.write_text('import pulumi\nfor size in (1, 2):\n    pulumi.CustomResource("test:index:Thing", "same", '
+                       'props={"size": size})\n')
+    with pytest.raises(ProgramError, match=r"Duplicate resource URN '.*test:index:Thing::same'; try giving it a "
+                                           "unique name") as err:
+        run_program("s", {}, program)
     assert err.value.registered == 1
 
 
