@@ -11,6 +11,8 @@ fleet = config.load()
 for note in fleet.notes:  # e.g. which product a GPU family resolved to: shown by `pulumi preview` / `up`
     pulumi.log.info(note.render())
 peers = config.peers(fleet)  # the stacks its MultiKueue clusters name (checked by config.load)
+# every resource is registered while building one cluster: the offline preview may build shares of the clusters in
+# parallel processes and merge what they registered (gpufleet/engine/shares.py)
 for cluster in fleet.clusters:
     built = deploy(fleet.cloud, cluster)
     links, sources = fleetlinks.peer_links(pulumi.get_stack(), cluster, peers)  # checkpoints across the fleet queue
