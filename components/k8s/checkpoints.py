@@ -96,6 +96,12 @@ def service_account(bucket: CheckpointBucket) -> Manifest:
     return Manifest(body)
 
 
+def copy_resources() -> Obj:
+    """A container copying checkpoints (the sync, the replication to peers, the restore): few large files, 8 at a
+    time. A new dict each: a YAML dump writes a dict shared by two containers as an anchor."""
+    return {"requests": {"cpu": "500m", "memory": "512Mi"}, "limits": {"memory": "2Gi"}}
+
+
 def install_rclone() -> Obj:
     """An init container that copies the pinned image's rclone binary into the tools volume, so a stdlib Python
     script (or a shell) in another image can run it."""

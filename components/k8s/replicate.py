@@ -140,7 +140,7 @@ def replicate_container(links: list[PeerLink], prefix: str, min_age_s: int) -> O
     return {"name": "replicate", "image": IMAGE, "command": ["python", f"{SCRIPTS}/{SCRIPT.name}"],
             "env": _script_env({"REPLICA_SOURCE": f"{LUSTRE_MOUNT}/{prefix}", "REPLICA_PEERS": f"{SCRIPTS}/peers.json",
                                 "REPLICA_MIN_AGE_S": str(min_age_s)}),
-            "resources": {"requests": {"cpu": "500m", "memory": "512Mi"}, "limits": {"memory": "2Gi"}},
+            "resources": checkpoints.copy_resources(),
             "securityContext": as_nobody(), "volumeMounts": _mounts(True) + tokens}
 
 
@@ -150,7 +150,7 @@ def restore_container(bucket: CheckpointBucket, prefix: str) -> Obj:
     return {"name": "restore", "image": IMAGE, "command": ["python", f"{SCRIPTS}/{SCRIPT.name}", "restore"],
             "env": _script_env({"REPLICA_REMOTE": checkpoints.remote_path(bucket, prefix),
                                 "REPLICA_TARGET": f"{LUSTRE_MOUNT}/{prefix}"}) + checkpoints.env(bucket),
-            "resources": {"requests": {"cpu": "500m", "memory": "512Mi"}, "limits": {"memory": "2Gi"}},
+            "resources": checkpoints.copy_resources(),
             "securityContext": {"runAsUser": 0, "allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
                                 "capabilities": {"drop": ["ALL"], "add": ["DAC_OVERRIDE"]}},
             "volumeMounts": _mounts(False)}

@@ -70,7 +70,7 @@ def checkpoint_sync(cluster: Cluster, lustre: bool, bucket: CheckpointBucket | N
     containers: list[Obj] = [{
         "name": "rclone", "image": checkpoints.image(), "args": command(cluster, bucket),
         "env": checkpoints.env(bucket),
-        "resources": {"requests": {"cpu": "500m", "memory": "512Mi"}, "limits": {"memory": "2Gi"}},
+        "resources": checkpoints.copy_resources(),
         # reads what the training pods wrote: files must be readable by others (the usual umask 022)
         "securityContext": as_nobody(),
         "volumeMounts": [{"name": "lustre", "mountPath": LUSTRE_MOUNT, "readOnly": True}]}] if synced else []
