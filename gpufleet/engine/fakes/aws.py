@@ -59,9 +59,15 @@ ID_PREFIX = {
 }
 
 
+def bucket_name(prefix: str, resource_name: str) -> str:
+    """The FAKE name of an S3 bucket: its prefix and a stable id of its resource's name (a peer stack's fake export
+    names it too: gpufleet/engine/fakes/stackrefs.py)."""
+    return f"{prefix}{hex_id(resource_name, 8)}"
+
+
 def physical_id(a: MockResourceArgs) -> str | None:
     if a.typ == "aws:s3/bucket:Bucket":
-        return f"{a.inputs.get('bucketPrefix', a.name + '-')}{hex_id(a.name, 8)}"
+        return bucket_name(a.inputs.get("bucketPrefix", a.name + "-"), a.name)
     prefix = ID_PREFIX.get(a.typ)
     return prefix + hex_id(a.typ + a.name) if prefix else None
 

@@ -54,8 +54,8 @@ def _access(fleet: Fleet, c: Cluster) -> dict[str, Any]:
 def _replica(stack: str, fleet: Fleet, c: Cluster, sources: list[str]) -> dict[str, Any]:
     """A worker's checkpoint bucket and, per peer, the identity the peer becomes there (components/replicas.py)."""
     name = c.spec.storage.lustre.bucket  # type: ignore[union-attr]
-    # S3: the name the AWS fakes give that stack's own bucket (bucket_prefix + a stable id), so both sides agree
-    bucket = (f"{name}-{hex_id(f'{c.name}-{name}-bucket', 8)}" if fleet.cloud is Cloud.AWS
+    # S3: the name the AWS fakes give that stack's own bucket (components/aws/storage.py), so both sides agree
+    bucket = (aws.bucket_name(f"{name}-", f"{c.name}-{name}-bucket") if fleet.cloud is Cloud.AWS
               else f"{c.name}-{name}-fake{hex_id(c.name, 8)}")
     out: dict[str, Any] = {"bucket": bucket, "region": c.spec.region, "fake": "FAKE offline-preview answer"}
     if fleet.cloud is Cloud.AWS:
