@@ -77,8 +77,8 @@ def test_a_share_builds_only_its_clusters(tmp_path: Path) -> None:
     assert not [w for w in second.warnings if PENDING_ID in w]
     assert {r.name.split("-")[0] for r in first.resources if r.parent is None} == {"train0"}
     assert [w for w in first.warnings if PENDING_ID in w] == [
-        f"clusters[1].node_pools[0].capacity.id (train1/h100): capacity id is '{PENDING_ID}'; `pulumi up` refuses "
-        "it until the id is set."]
+        "clusters[1].node_pools[0].capacity.id (train1/h100): capacity id is 'pending'; `pulumi up` refuses it "
+        "until the id is set."]
 
 
 def resource(name: str, parent: str | None = None, **inputs: object) -> Resource:
