@@ -1,5 +1,6 @@
 """Checkpoints across the fleet queue (docs/fleet-queue.md "Recovery across clusters"), run by the checkpoint sync's
-pod with the pinned rclone (REPLICA_RCLONE). Standard library only, so any Python 3 image runs it.
+pod with the pinned rclone (REPLICA_RCLONE). Standard library only, so any Python 3.11+ image runs it (the
+image is python:3.12-slim; 3.11 is where datetime.fromisoformat reads RFC 3339's Z).
 
 ``replicate``: copy the Lustre export path (REPLICA_SOURCE) to each peer worker's bucket, as REPLICA_PEERS lists
 them (a JSON list the stack renders: per peer its rclone target, the env of the remote and of the peer cloud's
@@ -18,6 +19,7 @@ half-copied checkpoint (a failed or stopped run) has no marker and is never take
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
 import os
@@ -78,14 +80,14 @@ def replicate(rclone: str, source: str, peers: list[dict], marker: str, min_age_
 def newest_complete(entries: list[dict], marker: str) -> dict[str, str]:
     """run -> the directory (relative) of its newest complete checkpoint, from ``rclone lsjson --recursive
     --files-only`` entries (Path, ModTime) under the export path: ``<run>/.../<checkpoint>/<marker>``, newest by the
-    marker's time."""
-    best: dict[str, tuple[str, str]] = {}
+    marker's time (RFC 3339 with any fraction of a second and offset: compared as times, not as text)."""
+    best: dict[str, tuple[str, dt.datetime]] = {}
     for entry in entries:
         path = entry["Path"]
         parts = path.split("/")
         if parts[-1] != marker or len(parts) < 3:
             continue
-        run, directory, when = parts[0], "/".join(parts[:-1]), entry["ModTime"]
+        run, directory, when = parts[0], "/".join(parts[:-1]), dt.datetime.fromisoformat(entry["ModTime"])
         if run not in best or when > best[run][1]:
             best[run] = (directory, when)
     return {run: directory for run, (directory, _) in best.items()}

@@ -120,6 +120,16 @@ def test_newest_complete_picks_by_the_markers_time_per_run() -> None:
     assert script().newest_complete(entries, MARKER) == {"a": "a/step-10", "b": "b/x/y"}
 
 
+def test_newest_complete_compares_times_not_their_text() -> None:
+    """rclone's ModTime is RFC 3339 with a trimmed fraction and the backend's offset: as text, 10:00:00Z sorts
+    after 10:00:00.5Z and 10:30:00+01:00 after 10:00:00Z, though both are earlier."""
+    entries = [{"Path": "a/s1/.metadata", "ModTime": "2026-12-01T10:00:00.5Z"},
+               {"Path": "a/s2/.metadata", "ModTime": "2026-12-01T10:00:00Z"},
+               {"Path": "b/s1/.metadata", "ModTime": "2026-12-01T10:00:00Z"},
+               {"Path": "b/s2/.metadata", "ModTime": "2026-12-01T10:30:00+01:00"}]
+    assert script().newest_complete(entries, MARKER) == {"a": "a/s1", "b": "b/s1"}
+
+
 def test_the_restore_brings_the_newest_complete_checkpoint_once(tmp_path: Path, fake_rclone: Path) -> None:
     own = tmp_path / "bucket" / "own" / "checkpoints"
     write(own / "run" / "s1" / "shard", 900, b"old")
